@@ -1,0 +1,81 @@
+/* hgca C ABI: the C++ API (hgca.hpp) behind an opaque handle, for other languages and frameworks.
+ *
+ * Every function returns an hgca_status; on failure hgca_last_error() gives a message naming the
+ * argument, the value and what was expected (per calling thread, valid until its next failing call).
+ * Tensors are contiguous row-major in the runtime's dtype:
+ *   q, out [total_tokens, n_q_heads, head_dim]; k, v [total_tokens, n_kv_heads, head_dim].
+ */
+#ifndef HGCA_HGCA_H_
+#define HGCA_HGCA_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum hgca_status {
+  HGCA_OK = 0,
+  HGCA_INVALID_ARGUMENT = 1,
+  HGCA_NOT_FOUND = 2,
+  HGCA_FAILED_PRECONDITION = 3,
+  HGCA_OUT_OF_MEMORY = 4,
+  HGCA_UNSUPPORTED = 5,
+  HGCA_INTERNAL = 6
+} hgca_status;
+
+typedef enum hgca_dtype { HGCA_FLOAT32 = 0, HGCA_FLOAT16 = 1, HGCA_BFLOAT16 = 2 } hgca_dtype;
+typedef enum hgca_backend { HGCA_BACKEND_AUTO = 0, HGCA_BACKEND_HOST = 1, HGCA_BACKEND_CUDA = 2 } hgca_backend;
+
+/* Mirrors hgca::Options; hgca_options_default() fills the documented defaults. */
+typedef struct hgca_options {
+  int32_t n_layers, n_q_heads, n_kv_heads, head_dim;
+  hgca_dtype dtype;
+  float sm_scale;
+  int32_t window_blocks, block_tokens;
+  float alpha, beta;
+  int32_t min_keep, reeval_min_tokens, heads_per_task;
+  hgca_backend backend;
+  int32_t threads;
+  int32_t deterministic; /* 0 or 1 */
+} hgca_options;
+
+/* Mirrors hgca::LayerStats but for the per-head context sizes, which hgca_get_layer_stats() writes apart. */
+typedef struct hgca_layer_stats {
+  int64_t sequences, window_tokens, window_capacity, store_tokens;
+  double selected_fraction;
+  int64_t reevaluations;
+} hgca_layer_stats;
+
+typedef struct hgca_runtime hgca_runtime;
+
+void hgca_options_default(hgca_options* options);
+const char* hgca_status_string(hgca_status status);
+const char* hgca_last_error(void);
+
+hgca_status hgca_create(const hgca_options* options, hgca_runtime** out);
+void hgca_destroy(hgca_runtime* runtime);
+
+hgca_status hgca_add_sequence(hgca_runtime* runtime, uint64_t seq_id);
+hgca_status hgca_release_sequence(hgca_runtime* runtime, uint64_t seq_id);
+
+hgca_status hgca_begin_step(hgca_runtime* runtime, const uint64_t* seq_ids, const int32_t* n_new,
+                            int32_t batch_size);
+/* lse_out [total_tokens, n_q_heads] may be NULL. */
+hgca_status hgca_attention(hgca_runtime* runtime, int32_t layer, int64_t total_tokens,
+                           const void* q, const void* k, const void* v, void* out, float* lse_out);
+hgca_status hgca_end_step(hgca_runtime* runtime);
+
+/* context_tokens may be NULL; otherwise it must hold n_kv_heads entries. */
+hgca_status hgca_get_layer_stats(const hgca_runtime* runtime, int32_t layer, hgca_layer_stats* out,
+                             int64_t* context_tokens, int32_t context_tokens_capacity);
+hgca_status hgca_sequence_length(const hgca_runtime* runtime, uint64_t seq_id, int64_t* out);
+hgca_status hgca_read_kv(const hgca_runtime* runtime, int32_t layer, uint64_t seq_id, void* k_out,
+                         void* v_out);
+hgca_status hgca_synchronize(hgca_runtime* runtime);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HGCA_HGCA_H_ */

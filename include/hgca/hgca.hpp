@@ -1,0 +1,155 @@
+// hgca public C++ API: a hybrid CPU-GPU attention operator runtime (HGCA, see DESIGN.md).
+//
+// Host-only header: no CUDA types. One Runtime serves one model (its layers, heads and head dim)
+// and any number of sequences. Per step: begin_step(batch) → attention(layer) for every layer →
+// end_step(). Every call returns a Status; a failed call names the argument, the value and what was
+// expected, and leaves the runtime as it was.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace hgca {
+
+/// Element type of Q, K, V and O. Accumulation, MAW and LSE are always fp32.
+enum class DType : int32_t { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
+
+/// Where the window and its dense attention live. kAuto picks CUDA when it is built and a usable
+/// GPU exists, the host otherwise.
+enum class Backend : int32_t { kAuto = 0, kHost = 1, kCuda = 2 };
+
+enum class StatusCode : int32_t {
+  kOk = 0,
+  kInvalidArgument = 1,     ///< a shape, dtype, id or parameter is wrong
+  kNotFound = 2,            ///< unknown sequence id
+  kFailedPrecondition = 3,  ///< call out of order (e.g. attention without begin_step)
+  kOutOfMemory = 4,         ///< host or device memory exhausted
+  kUnsupported = 5,         ///< valid, but not supported by this build or backend
+  kInternal = 6,
+};
+
+const char* to_string(StatusCode code);
+const char* to_string(DType dtype);
+const char* to_string(Backend backend);
+/// Bytes per element of `dtype`.
+std::size_t dtype_size(DType dtype);
+
+/// Whether this build contains CUDA code, and how many usable GPUs the CUDA runtime sees (0 when
+/// built without CUDA or when the driver reports none).
+bool built_with_cuda();
+int cuda_device_count();
+
+/// Result of every API call: a code and, unless ok, a message naming argument, value and expectation.
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  static Status ok() { return {}; }
+  bool is_ok() const { return code_ == StatusCode::kOk; }
+  explicit operator bool() const { return is_ok(); }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
+
+/// Runtime configuration. Every field has a documented default; model shape has none and must be set.
+struct Options {
+  // --- model shape (required) ---
+  int32_t n_layers = 0;    ///< L, attention layers
+  int32_t n_q_heads = 0;   ///< Hq, query heads
+  int32_t n_kv_heads = 0;  ///< Hkv, KV heads; Hq % Hkv == 0 (GQA group G = Hq / Hkv, 1 = MHA)
+  int32_t head_dim = 0;    ///< D, a multiple of 8 in [8, 256]
+  DType dtype = DType::kBFloat16;  ///< dtype of q, k, v, out and of the stored KV
+  float sm_scale = 0.0f;   ///< score scale; 0 means 1/sqrt(head_dim)
+
+  // --- the method (HGCA §3) ---
+  int32_t window_blocks = 16;  ///< window W = window_blocks × block_tokens tokens per (layer, sequence)
+  int32_t block_tokens = 64;   ///< eviction granularity: whole blocks leave the window
+  float alpha = 0.1f;          ///< MAW update: maw ← (1 − alpha)·maw + alpha·a, in (0, 1]
+  float beta = 1.0f;           ///< selection: keep entry when maw > beta / n_ref; 0 keeps everything
+  int32_t min_keep = 4;        ///< per KV head, keep at least this many store entries (highest MAW)
+  int32_t reeval_min_tokens = 16;  ///< an append of ≥ this many tokens re-selects the store (§3.2.2)
+  int32_t heads_per_task = 1;  ///< adjacent KV heads merged into one CPU task, padded to equal length
+
+  // --- execution ---
+  Backend backend = Backend::kAuto;
+  int32_t threads = 0;         ///< CPU worker threads; 0 means all cores
+  bool deterministic = false;  ///< re-evaluation publishes before the next call (for tests)
+};
+
+/// A contiguous row-major tensor of rank 3 given by pointer, dtype and shape.
+struct TensorView {
+  const void* data = nullptr;
+  DType dtype = DType::kBFloat16;
+  std::array<int64_t, 3> shape{0, 0, 0};
+};
+struct MutableTensorView {
+  void* data = nullptr;
+  DType dtype = DType::kBFloat16;
+  std::array<int64_t, 3> shape{0, 0, 0};
+};
+
+using SeqId = uint64_t;
+
+/// Per-layer statistics, summed over the live sequences.
+struct LayerStats {
+  int64_t sequences = 0;
+  int64_t window_tokens = 0;    ///< tokens held in the window rings
+  int64_t window_capacity = 0;  ///< sequences × W
+  int64_t store_tokens = 0;     ///< tokens evicted to the DRAM store (per KV head, so not × Hkv)
+  std::vector<int64_t> context_tokens;  ///< per KV head: size of the context set S (after padding)
+  double selected_fraction = 0.0;  ///< Σ|S| / (Hkv × store_tokens); 0 when the store is empty
+  int64_t reevaluations = 0;       ///< re-evaluations published so far
+};
+
+class Runtime {
+ public:
+  /// Validates `options` and builds a runtime.
+  static Status create(const Options& options, std::unique_ptr<Runtime>* out);
+  virtual ~Runtime() = default;
+
+  virtual const Options& options() const = 0;
+
+  /// Sequences are added and released at step boundaries (not between begin_step and end_step).
+  virtual Status add_sequence(SeqId id) = 0;
+  /// Frees the sequence's window, store and context sets.
+  virtual Status release_sequence(SeqId id) = 0;
+
+  /// Begins a step: the batch's sequences (distinct, added) and their new-token counts (≥ 1).
+  /// Tokens of batch entry i are rows [offset_i, offset_i + n_new[i]) of every tensor of the step.
+  virtual Status begin_step(std::span<const SeqId> seq_ids, std::span<const int32_t> n_new) = 0;
+
+  /// One attention call for `layer` (each layer exactly once per step, any order).
+  /// q [T, Hq, D], k and v [T, Hkv, D], out [T, Hq, D], with T the step's total new tokens.
+  /// The new queries attend causally to the sequence's whole history: exactly over the window and
+  /// the new tokens, sparsely over the selected store. `lse_out` [T, Hq] (optional) receives the
+  /// natural-log LSE of the scaled scores over everything attended.
+  virtual Status attention(int32_t layer, const TensorView& q, const TensorView& k,
+                           const TensorView& v, const MutableTensorView& out,
+                           float* lse_out = nullptr) = 0;
+
+  /// Ends the step; fails if some layer was not attended.
+  virtual Status end_step() = 0;
+
+  /// Statistics of `layer` over the live sequences (reflects published re-evaluations).
+  virtual Status layer_stats(int32_t layer, LayerStats* out) const = 0;
+
+  /// Tokens of `id`'s history (the same for every layer at a step boundary).
+  virtual Status sequence_length(SeqId id, int64_t* out) const = 0;
+
+  /// Copies `id`'s whole history at `layer` from window ∪ store into k_out, v_out
+  /// [length, Hkv, D] in options().dtype, in token order (the layout attention() took them in).
+  virtual Status read_kv(int32_t layer, SeqId id, void* k_out, void* v_out) const = 0;
+
+  /// Waits for asynchronous re-evaluations and publishes them.
+  virtual Status synchronize() = 0;
+};
+
+}  // namespace hgca

@@ -1,0 +1,168 @@
+// The C ABI: hgca.h's functions forwarding to the C++ Runtime, with a per-thread last error.
+#include "hgca/hgca.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <new>
+#include <span>
+#include <string>
+
+#include "hgca/hgca.hpp"
+
+struct hgca_runtime {
+  std::unique_ptr<hgca::Runtime> impl;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+hgca_status report(const hgca::Status& s) {
+  if (!s.is_ok()) last_error = s.message();
+  return static_cast<hgca_status>(s.code());
+}
+
+hgca_status null_argument(const char* function, const char* argument) {
+  last_error = fmt::format("{}: {} is null", function, argument);
+  return HGCA_INVALID_ARGUMENT;
+}
+
+hgca::Options to_cpp(const hgca_options& o) {
+  hgca::Options r;
+  r.n_layers = o.n_layers;
+  r.n_q_heads = o.n_q_heads;
+  r.n_kv_heads = o.n_kv_heads;
+  r.head_dim = o.head_dim;
+  r.dtype = static_cast<hgca::DType>(o.dtype);
+  r.sm_scale = o.sm_scale;
+  r.window_blocks = o.window_blocks;
+  r.block_tokens = o.block_tokens;
+  r.alpha = o.alpha;
+  r.beta = o.beta;
+  r.min_keep = o.min_keep;
+  r.reeval_min_tokens = o.reeval_min_tokens;
+  r.heads_per_task = o.heads_per_task;
+  r.backend = static_cast<hgca::Backend>(o.backend);
+  r.threads = o.threads;
+  r.deterministic = o.deterministic != 0;
+  return r;
+}
+
+}  // namespace
+
+extern "C" {
+
+void hgca_options_default(hgca_options* options) {
+  if (!options) return;
+  const hgca::Options d;
+  *options = hgca_options{d.n_layers, d.n_q_heads, d.n_kv_heads, d.head_dim,
+                          static_cast<hgca_dtype>(d.dtype), d.sm_scale, d.window_blocks,
+                          d.block_tokens, d.alpha, d.beta, d.min_keep, d.reeval_min_tokens,
+                          d.heads_per_task, static_cast<hgca_backend>(d.backend), d.threads,
+                          d.deterministic ? 1 : 0};
+}
+
+const char* hgca_status_string(hgca_status status) {
+  return hgca::to_string(static_cast<hgca::StatusCode>(status));
+}
+
+const char* hgca_last_error(void) { return last_error.c_str(); }
+
+hgca_status hgca_create(const hgca_options* options, hgca_runtime** out) {
+  if (!options) return null_argument("hgca_create", "options");
+  if (!out) return null_argument("hgca_create", "out");
+  try {
+    auto rt = std::make_unique<hgca_runtime>();
+    if (hgca_status s = report(hgca::Runtime::create(to_cpp(*options), &rt->impl)); s != HGCA_OK) {
+      return s;
+    }
+    *out = rt.release();
+    return HGCA_OK;
+  } catch (const std::bad_alloc&) {
+    last_error = "hgca_create: host memory exhausted";
+    return HGCA_OUT_OF_MEMORY;
+  }
+}
+
+void hgca_destroy(hgca_runtime* runtime) { delete runtime; }
+
+hgca_status hgca_add_sequence(hgca_runtime* runtime, uint64_t seq_id) {
+  if (!runtime) return null_argument("hgca_add_sequence", "runtime");
+  return report(runtime->impl->add_sequence(seq_id));
+}
+
+hgca_status hgca_release_sequence(hgca_runtime* runtime, uint64_t seq_id) {
+  if (!runtime) return null_argument("hgca_release_sequence", "runtime");
+  return report(runtime->impl->release_sequence(seq_id));
+}
+
+hgca_status hgca_begin_step(hgca_runtime* runtime, const uint64_t* seq_ids, const int32_t* n_new,
+                            int32_t batch_size) {
+  if (!runtime) return null_argument("hgca_begin_step", "runtime");
+  if (batch_size < 0) {
+    last_error = fmt::format("hgca_begin_step: batch_size = {}, expected ≥ 1", batch_size);
+    return HGCA_INVALID_ARGUMENT;
+  }
+  if (batch_size > 0 && !seq_ids) return null_argument("hgca_begin_step", "seq_ids");
+  if (batch_size > 0 && !n_new) return null_argument("hgca_begin_step", "n_new");
+  const auto n = static_cast<std::size_t>(batch_size);
+  return report(runtime->impl->begin_step(std::span(seq_ids, n), std::span(n_new, n)));
+}
+
+hgca_status hgca_attention(hgca_runtime* runtime, int32_t layer, int64_t total_tokens,
+                           const void* q, const void* k, const void* v, void* out, float* lse_out) {
+  if (!runtime) return null_argument("hgca_attention", "runtime");
+  const hgca::Options& o = runtime->impl->options();
+  const hgca::TensorView tq{q, o.dtype, {total_tokens, o.n_q_heads, o.head_dim}};
+  const hgca::TensorView tk{k, o.dtype, {total_tokens, o.n_kv_heads, o.head_dim}};
+  const hgca::TensorView tv{v, o.dtype, {total_tokens, o.n_kv_heads, o.head_dim}};
+  const hgca::MutableTensorView to{out, o.dtype, {total_tokens, o.n_q_heads, o.head_dim}};
+  return report(runtime->impl->attention(layer, tq, tk, tv, to, lse_out));
+}
+
+hgca_status hgca_end_step(hgca_runtime* runtime) {
+  if (!runtime) return null_argument("hgca_end_step", "runtime");
+  return report(runtime->impl->end_step());
+}
+
+hgca_status hgca_get_layer_stats(const hgca_runtime* runtime, int32_t layer, hgca_layer_stats* out,
+                             int64_t* context_tokens, int32_t context_tokens_capacity) {
+  if (!runtime) return null_argument("hgca_get_layer_stats", "runtime");
+  if (!out) return null_argument("hgca_get_layer_stats", "out");
+  const int32_t hkv = runtime->impl->options().n_kv_heads;
+  if (context_tokens && context_tokens_capacity < hkv) {
+    last_error = fmt::format("hgca_get_layer_stats: context_tokens_capacity = {}, expected ≥ n_kv_heads = {}",
+                             context_tokens_capacity, hkv);
+    return HGCA_INVALID_ARGUMENT;
+  }
+  try {
+    hgca::LayerStats st;
+    if (hgca_status s = report(runtime->impl->layer_stats(layer, &st)); s != HGCA_OK) return s;
+    *out = hgca_layer_stats{st.sequences, st.window_tokens, st.window_capacity, st.store_tokens,
+                            st.selected_fraction, st.reevaluations};
+    if (context_tokens) std::copy(st.context_tokens.begin(), st.context_tokens.end(), context_tokens);
+    return HGCA_OK;
+  } catch (const std::bad_alloc&) {
+    last_error = "hgca_get_layer_stats: host memory exhausted";
+    return HGCA_OUT_OF_MEMORY;
+  }
+}
+
+hgca_status hgca_sequence_length(const hgca_runtime* runtime, uint64_t seq_id, int64_t* out) {
+  if (!runtime) return null_argument("hgca_sequence_length", "runtime");
+  return report(runtime->impl->sequence_length(seq_id, out));
+}
+
+hgca_status hgca_read_kv(const hgca_runtime* runtime, int32_t layer, uint64_t seq_id, void* k_out,
+                         void* v_out) {
+  if (!runtime) return null_argument("hgca_read_kv", "runtime");
+  return report(runtime->impl->read_kv(layer, seq_id, k_out, v_out));
+}
+
+hgca_status hgca_synchronize(hgca_runtime* runtime) {
+  if (!runtime) return null_argument("hgca_synchronize", "runtime");
+  return report(runtime->impl->synchronize());
+}
+
+}  // extern "C"

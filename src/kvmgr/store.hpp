@@ -1,0 +1,80 @@
+// The KV of one (layer, sequence): its window ring, and per KV head the DRAM store of every entry
+// that left the window, with its MAW, its context set S and the contiguous context cache of S.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "kvmgr/selection.hpp"
+#include "kvmgr/window.hpp"
+
+namespace hgca::kvmgr {
+
+/// block_tokens evicted entries of one KV head: K and V [block_tokens, head_dim]. Immutable once
+/// stored, and shared, so an asynchronous re-evaluation reads them while the store grows.
+struct StoreBlock {
+  std::vector<std::byte> k, v;
+};
+using StoreBlocks = std::vector<std::shared_ptr<const StoreBlock>>;
+
+struct SelectionParams {
+  float beta = 1.0f;
+  int32_t min_keep = 0;
+  int32_t heads_per_task = 1;
+};
+
+/// Everything evicted for one KV head, in token order.
+struct HeadStore {
+  StoreBlocks blocks;
+  std::vector<float> maw;         ///< per entry, as it left the window (or as re-evaluated)
+  std::vector<uint32_t> n_ref;    ///< per entry: entries its weights were normalized over
+  ContextSet context;             ///< S
+  std::vector<std::byte> context_k, context_v;  ///< the context cache: S's K/V, contiguous [|S|, D]
+
+  int64_t size() const { return static_cast<int64_t>(maw.size()); }
+};
+
+class SequenceKv {
+ public:
+  SequenceKv(int64_t window_tokens, int32_t block_tokens, int32_t n_kv_heads, int32_t head_dim,
+             std::size_t elem_size);
+
+  const WindowRing& window() const { return window_; }
+  int32_t n_kv_heads() const { return static_cast<int32_t>(stores_.size()); }
+  const HeadStore& store(int32_t h) const { return stores_[h]; }
+  /// Entries in the store (the same for every KV head).
+  int64_t store_size() const { return stores_.front().size(); }
+  /// K / V row of store entry j of KV head h.
+  const std::byte* store_k(int32_t h, int64_t j) const;
+  const std::byte* store_v(int32_t h, int64_t j) const;
+
+  /// Entries the attention call's n_new tokens push out of the window: 0 if they fit, else the
+  /// fewest whole blocks that make room.
+  int64_t evict_count(int64_t n_new) const;
+
+  /// Ends an attention call whose dense part covered window ∪ new rows. `weights[h]` holds, for the
+  /// window's entries oldest → newest and then the new rows, the `a` of Algorithm 1 line 8.
+  /// Tracks MAW (window entries blend, new entries start at a), evicts the oldest whole blocks to
+  /// the store with their MAW and n_ref = window size + n_new, selects among them, then inserts the
+  /// remaining new rows. New rows are token-major [n_new, Hkv, D]. Strong guarantee on bad_alloc.
+  void commit(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
+              std::span<const float* const> weights, float alpha, const SelectionParams& sel);
+
+  /// Re-evaluation (§3.2.2): store entries [0, a[h].size()) take the appended queries' weights
+  /// over the store as MAW, judged against n_ref = that size; then S is selected anew.
+  void apply_reevaluation(std::span<const std::vector<float>> a, const SelectionParams& sel);
+
+ private:
+  void select_from(int64_t from, const SelectionParams& sel);
+  void sync_context_cache(HeadStore& s) const;
+
+  WindowRing window_;
+  int32_t block_tokens_;
+  std::size_t head_row_bytes_;  // one KV head's row: head_dim × elem_size
+  std::vector<HeadStore> stores_;
+};
+
+}  // namespace hgca::kvmgr

@@ -1,0 +1,103 @@
+// Drives a Runtime through steps with random inputs while keeping every sequence's true history,
+// so tests can compare outputs with the fp64 reference and the stored KV with what went in.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "hgca/hgca.hpp"
+#include "reference/reference.hpp"
+
+namespace hgca::test {
+
+struct StepResult {
+  std::vector<double> out, ref_out;  // [T, Hq, D]
+  std::vector<float> lse;            // [T, Hq]
+  std::vector<double> ref_lse;
+};
+
+class Harness {
+ public:
+  explicit Harness(const Options& options, uint64_t seed = 1) : opt_(options), rng_(seed) {
+    const Status s = Runtime::create(options, &rt_);
+    EXPECT_TRUE(s.is_ok()) << s.message();
+  }
+
+  Runtime& runtime() { return *rt_; }
+  const Options& options() const { return opt_; }
+
+  void add(SeqId id) {
+    ASSERT_TRUE(rt_->add_sequence(id).is_ok());
+    for (int32_t l = 0; l < opt_.n_layers; ++l) history_[{id, l}];
+  }
+  void release(SeqId id) {
+    ASSERT_TRUE(rt_->release_sequence(id).is_ok());
+    for (int32_t l = 0; l < opt_.n_layers; ++l) history_.erase({id, l});
+  }
+  const std::vector<double>& k_history(SeqId id, int32_t layer) { return history_[{id, layer}].k; }
+  const std::vector<double>& v_history(SeqId id, int32_t layer) { return history_[{id, layer}].v; }
+
+  /// One step over every layer with random q/k/v (`scale` spreads the scores); the reference for
+  /// each layer's output is computed over the true history. Returns the per-layer results.
+  std::vector<StepResult> step(const std::vector<SeqId>& ids, const std::vector<int32_t>& n_new,
+                               double scale = 1.0) {
+    std::vector<StepResult> results;
+    const Status b = rt_->begin_step(ids, n_new);
+    EXPECT_TRUE(b.is_ok()) << b.message();
+    int64_t t = 0;
+    for (int32_t n : n_new) t += n;
+    const int32_t hq = opt_.n_q_heads, hkv = opt_.n_kv_heads, d = opt_.head_dim;
+    const double sm_scale = opt_.sm_scale > 0 ? opt_.sm_scale : 1.0 / std::sqrt(double(d));
+    for (int32_t l = 0; l < opt_.n_layers; ++l) {
+      auto q = ref::round_to(ref::normal(rng_, t * hq * d, scale), opt_.dtype);
+      auto k = ref::round_to(ref::normal(rng_, t * hkv * d, scale), opt_.dtype);
+      auto v = ref::round_to(ref::normal(rng_, t * hkv * d), opt_.dtype);
+      const auto qb = ref::encode(q, opt_.dtype), kb = ref::encode(k, opt_.dtype),
+                 vb = ref::encode(v, opt_.dtype);
+      // Poison the output so an element the runtime did not write shows.
+      std::vector<std::byte> ob(static_cast<std::size_t>(t * hq * d) * dtype_size(opt_.dtype),
+                                std::byte{0x7F});
+      StepResult res;
+      res.lse.assign(static_cast<std::size_t>(t * hq), std::nanf(""));
+      const Status s = rt_->attention(l, {qb.data(), opt_.dtype, {t, hq, d}}, {kb.data(), opt_.dtype, {t, hkv, d}},
+                                      {vb.data(), opt_.dtype, {t, hkv, d}}, {ob.data(), opt_.dtype, {t, hq, d}},
+                                      res.lse.data());
+      EXPECT_TRUE(s.is_ok()) << s.message();
+      res.out = ref::decode(ob, opt_.dtype);
+
+      int64_t row = 0;
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        auto& hist = history_[{ids[i], l}];
+        const int64_t n = n_new[i];
+        hist.k.insert(hist.k.end(), k.begin() + row * hkv * d, k.begin() + (row + n) * hkv * d);
+        hist.v.insert(hist.v.end(), v.begin() + row * hkv * d, v.begin() + (row + n) * hkv * d);
+        const int64_t len = static_cast<int64_t>(hist.k.size()) / (hkv * d);
+        std::vector<double> qs(q.begin() + row * hq * d, q.begin() + (row + n) * hq * d), o, lse;
+        ref::attention(qs, n, hist.k, hist.v, len, hq, hkv, d, sm_scale, o, lse);
+        res.ref_out.insert(res.ref_out.end(), o.begin(), o.end());
+        res.ref_lse.insert(res.ref_lse.end(), lse.begin(), lse.end());
+        row += n;
+      }
+      results.push_back(std::move(res));
+    }
+    const Status e = rt_->end_step();
+    EXPECT_TRUE(e.is_ok()) << e.message();
+    return results;
+  }
+
+ private:
+  struct History {
+    std::vector<double> k, v;
+  };
+  Options opt_;
+  std::mt19937_64 rng_;
+  std::unique_ptr<Runtime> rt_;
+  std::map<std::pair<SeqId, int32_t>, History> history_;
+};
+
+}  // namespace hgca::test

@@ -1,0 +1,247 @@
+// Selection on hand-computed cases: MAW tracking, the beta / n_ref threshold, min_keep, the GQA max
+// rule, padding of merged heads, the context cache, and re-evaluation after an append.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "cpu/attention_host.hpp"
+#include "harness.hpp"
+#include "kvmgr/reevaluation.hpp"
+#include "kvmgr/selection.hpp"
+#include "kvmgr/store.hpp"
+#include "reference/reference.hpp"
+
+namespace hgca {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::UnorderedElementsAre;
+
+constexpr int32_t kD = 8;
+
+// Token-major K rows [n, hkv, D] whose values name token, head and element: t*100 + h*10 + i.
+std::vector<float> named_rows(int64_t first_token, int64_t n, int32_t hkv) {
+  std::vector<float> rows;
+  for (int64_t t = first_token; t < first_token + n; ++t)
+    for (int32_t h = 0; h < hkv; ++h)
+      for (int32_t i = 0; i < kD; ++i) rows.push_back(static_cast<float>(t * 100 + h * 10 + i));
+  return rows;
+}
+
+void commit(kvmgr::SequenceKv& kv, int64_t first_token, int64_t n,
+            const std::vector<std::vector<float>>& weights, float alpha,
+            const kvmgr::SelectionParams& sel) {
+  const auto rows = named_rows(first_token, n, kv.n_kv_heads());
+  std::vector<float> v_rows(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) v_rows[i] = -rows[i];
+  std::vector<const float*> w;
+  for (const auto& x : weights) w.push_back(x.data());
+  kv.commit(reinterpret_cast<const std::byte*>(rows.data()),
+            reinterpret_cast<const std::byte*>(v_rows.data()), n, w, alpha, sel);
+}
+
+float first_k(const std::byte* row) {
+  float x;
+  std::memcpy(&x, row, sizeof x);
+  return x;
+}
+
+// Window of 2 blocks × 2 tokens, 2 KV heads, alpha = 0.5, beta = 1.
+//   call 1: 4 new tokens, a = h0 [.4 .1 .3 .2], h1 [.1 .1 .1 .7]; nothing leaves.
+//   call 2: 2 new tokens over 4 + 2 = 6 entries (n_ref 6, threshold 1/6),
+//           a = h0 [.2 .3 .1 .1 .2 .1], h1 [0 .2 .1 .3 .2 .2].
+//   Tokens 0 and 1 leave with MAW h0 [.3 .2] (both pass), h1 [.05 .15] (none passes).
+class HandCase : public ::testing::TestWithParam<int> {};
+
+kvmgr::SequenceKv run_hand_case(const kvmgr::SelectionParams& sel) {
+  kvmgr::SequenceKv kv(4, 2, 2, kD, sizeof(float));
+  commit(kv, 0, 4, {{.4f, .1f, .3f, .2f}, {.1f, .1f, .1f, .7f}}, 0.5f, sel);
+  EXPECT_EQ(kv.store_size(), 0);
+  EXPECT_EQ(kv.evict_count(2), 2);
+  commit(kv, 4, 2, {{.2f, .3f, .1f, .1f, .2f, .1f}, {0.f, .2f, .1f, .3f, .2f, .2f}}, 0.5f, sel);
+  return kv;
+}
+
+TEST(Selection, ThresholdIsBetaOverNref) {
+  EXPECT_TRUE(kvmgr::passes_threshold(0.17f, 6, 1.0f));
+  EXPECT_FALSE(kvmgr::passes_threshold(0.16f, 6, 1.0f));
+  EXPECT_FALSE(kvmgr::passes_threshold(0.25f, 4, 1.0f));  // strictly greater
+  EXPECT_TRUE(kvmgr::passes_threshold(0.26f, 4, 1.0f));
+  EXPECT_TRUE(kvmgr::passes_threshold(0.0f, 4, 0.0f));    // beta = 0 keeps everything
+  EXPECT_FALSE(kvmgr::passes_threshold(0.3f, 4, 2.0f));   // 2 / 4 = 0.5
+  EXPECT_FLOAT_EQ(kvmgr::update_maw(0.4f, 0.2f, 0.5f), 0.3f);
+  EXPECT_FLOAT_EQ(kvmgr::update_maw(0.4f, 0.2f, 0.25f), 0.35f);
+}
+
+TEST(Selection, HandCaseMawEvictionAndThreshold) {
+  const auto kv = run_hand_case({1.0f, 0, 1});
+  ASSERT_EQ(kv.store_size(), 2);
+  const auto& h0 = kv.store(0);
+  const auto& h1 = kv.store(1);
+  EXPECT_FLOAT_EQ(h0.maw[0], 0.3f);
+  EXPECT_FLOAT_EQ(h0.maw[1], 0.2f);
+  EXPECT_FLOAT_EQ(h1.maw[0], 0.05f);
+  EXPECT_FLOAT_EQ(h1.maw[1], 0.15f);
+  EXPECT_THAT(h0.n_ref, ElementsAre(6u, 6u));
+  EXPECT_THAT(h0.context.indices, ElementsAre(0u, 1u));
+  EXPECT_TRUE(h1.context.indices.empty());
+  // The window keeps tokens 2..5; their MAW: old entries blended, new ones at their first weight.
+  const auto& w = kv.window();
+  ASSERT_EQ(w.size(), 4);
+  const float expect_h0[] = {.2f, .15f, .2f, .1f}, expect_h1[] = {.1f, .5f, .2f, .2f};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(first_k(w.k(w.slot(i))), static_cast<float>((2 + i) * 100));
+    EXPECT_FLOAT_EQ(w.maw(0, w.slot(i)), expect_h0[i]) << i;
+    EXPECT_FLOAT_EQ(w.maw(1, w.slot(i)), expect_h1[i]) << i;
+  }
+  // The store holds tokens 0 and 1 per head; the context cache holds S's K/V contiguously.
+  EXPECT_EQ(first_k(kv.store_k(1, 1)), 110.0f);
+  ASSERT_EQ(h0.context_k.size(), 2 * kD * sizeof(float));
+  EXPECT_EQ(first_k(h0.context_k.data()), 0.0f);
+  EXPECT_EQ(first_k(h0.context_k.data() + kD * sizeof(float)), 100.0f);
+  EXPECT_EQ(first_k(h0.context_v.data() + kD * sizeof(float)), -100.0f);
+}
+
+TEST(Selection, MinKeepTakesTheHighestMaw) {
+  const auto kv = run_hand_case({1.0f, 1, 1});
+  EXPECT_THAT(kv.store(0).context.indices, ElementsAre(0u, 1u));  // already ≥ 1
+  EXPECT_THAT(kv.store(1).context.indices, ElementsAre(1u));      // 0.15 > 0.05
+  EXPECT_EQ(first_k(kv.store(1).context_k.data()), 110.0f);
+}
+
+TEST(Selection, MergedHeadsArePaddedToEqualLength) {
+  const auto kv = run_hand_case({1.0f, 0, 2});
+  EXPECT_THAT(kv.store(0).context.indices, ElementsAre(0u, 1u));
+  EXPECT_THAT(kv.store(1).context.indices, ElementsAre(1u, 0u));  // padded, best first
+}
+
+TEST(Selection, TopUpPrefersHigherRelativeMawThenOlder) {
+  kvmgr::ContextSet set;
+  const std::vector<float> maw{0.1f, 0.05f, 0.3f, 0.1f};
+  const std::vector<uint32_t> n_ref{10, 40, 2, 10};  // relative MAW 1, 2, 0.6, 1
+  kvmgr::top_up(maw, n_ref, 3, set);
+  EXPECT_THAT(set.indices, ElementsAre(1u, 0u, 3u));
+  kvmgr::top_up(maw, n_ref, 10, set);  // capped at the store size
+  EXPECT_THAT(set.indices, ElementsAre(1u, 0u, 3u, 2u));
+}
+
+TEST(Selection, GqaObservationIsMaxOverGroupOfMeanOverRows) {
+  std::mt19937_64 rng(11);
+  const int32_t rows = 3, group = 4;
+  const int64_t n_keys = 10, causal = 6;  // row r sees keys [0, 7 + r)
+  const auto q = ref::normal(rng, rows * group * kD, 2.0), k = ref::normal(rng, n_keys * kD, 2.0),
+             v = ref::normal(rng, n_keys * kD);
+  const std::vector<float> qf(q.begin(), q.end()), kf(k.begin(), k.end()), vf(v.begin(), v.end());
+  std::vector<float> o(rows * group * kD), lse(rows * group), weights(n_keys);
+  const cpu::KvSegment<float> seg{kf.data(), vf.data(), n_keys, kD};
+  cpu::GroupAttentionParams<float> p;
+  p.q = qf.data();
+  p.q_row_stride = group * kD;
+  p.n_rows = rows;
+  p.group = group;
+  p.head_dim = kD;
+  p.sm_scale = 0.35f;
+  p.segments = std::span(&seg, 1);
+  p.causal_offset = causal;
+  p.o = o.data();
+  p.o_row_stride = group * kD;
+  p.lse = lse.data();
+  p.lse_row_stride = group;
+  p.weights = weights.data();
+  cpu::attend_group(p);
+  const auto expect = ref::maw_observation(q, rows, group, k, n_keys, kD, 0.35f, causal);
+  for (int64_t j = 0; j < n_keys; ++j) EXPECT_NEAR(weights[j], expect[j], 1e-6) << j;
+  EXPECT_EQ(weights[9], 0.0f);  // no row sees key 9
+}
+
+TEST(Selection, ReevaluationReselectsFromTheAppendedQueriesWeights) {
+  // 8 store entries with random K, then 3 appended query rows over 2 KV heads × group 2.
+  std::mt19937_64 rng(5);
+  const int32_t hkv = 2, hq = 4;
+  kvmgr::SequenceKv kv(4, 2, hkv, kD, sizeof(float));
+  const kvmgr::SelectionParams sel{1.0f, 0, 1};
+  std::vector<double> k_all;
+  for (int call = 0; call < 6; ++call) {
+    const int64_t n = 2;
+    const auto k = ref::round_to(ref::normal(rng, n * hkv * kD, 3.0), DType::kFloat32);
+    k_all.insert(k_all.end(), k.begin(), k.end());
+    const std::vector<float> kf(k.begin(), k.end());
+    std::vector<std::vector<float>> w(hkv, std::vector<float>(kv.window().size() + n, 0.01f));
+    std::vector<const float*> wp{w[0].data(), w[1].data()};
+    kv.commit(reinterpret_cast<const std::byte*>(kf.data()), reinterpret_cast<const std::byte*>(kf.data()),
+              n, wp, 0.5f, sel);
+  }
+  ASSERT_EQ(kv.store_size(), 8);
+  const auto q = ref::round_to(ref::normal(rng, 3 * hq * kD, 3.0), DType::kFloat32);
+  const std::vector<float> qf(q.begin(), q.end());
+  auto job = kvmgr::snapshot_for_reevaluation(kv, reinterpret_cast<const std::byte*>(qf.data()), 3, hq,
+                                              kD, 0.35f, DType::kFloat32);
+  kvmgr::run_reevaluation(*job);
+  ASSERT_TRUE(job->done);
+  kv.apply_reevaluation(job->weights, sel);
+  for (int32_t h = 0; h < hkv; ++h) {
+    std::vector<double> kh, qh;
+    for (int64_t t = 0; t < 8; ++t) kh.insert(kh.end(), k_all.begin() + (t * hkv + h) * kD, k_all.begin() + (t * hkv + h + 1) * kD);
+    for (int64_t r = 0; r < 3; ++r) qh.insert(qh.end(), q.begin() + (r * hq + h * 2) * kD, q.begin() + (r * hq + h * 2 + 2) * kD);
+    const auto a = ref::maw_observation(qh, 3, 2, kh, 8, kD, 0.35, -1);
+    std::vector<uint32_t> expect;
+    for (uint32_t j = 0; j < 8; ++j) {
+      EXPECT_NEAR(kv.store(h).maw[j], a[j], 1e-6);
+      EXPECT_EQ(kv.store(h).n_ref[j], 8u);
+      ASSERT_GT(std::abs(a[j] - 1.0 / 8), 1e-4) << "borderline draw; change the seed";
+      if (a[j] > 1.0 / 8) expect.push_back(j);
+    }
+    EXPECT_EQ(kv.store(h).context.indices, expect) << "head " << h;
+    EXPECT_FALSE(expect.empty());
+    EXPECT_LT(expect.size(), 8u) << "the draw should not select everything";
+  }
+}
+
+Options small_options(bool deterministic) {
+  Options o;
+  o.n_layers = 2;
+  o.n_q_heads = 4;
+  o.n_kv_heads = 2;
+  o.head_dim = 8;
+  o.dtype = DType::kFloat32;
+  o.window_blocks = 2;
+  o.block_tokens = 4;
+  o.reeval_min_tokens = 4;
+  o.deterministic = deterministic;
+  o.threads = 2;
+  return o;
+}
+
+TEST(Reevaluation, RunsAfterAnAppendOfAtLeastReevalMinTokens) {
+  test::Harness h(small_options(true));
+  h.add(1);
+  for (int i = 0; i < 12; ++i) h.step({1}, {1});  // the store fills as the window overflows
+  LayerStats st;
+  ASSERT_TRUE(h.runtime().layer_stats(0, &st).is_ok());
+  EXPECT_GT(st.store_tokens, 0);
+  EXPECT_EQ(st.reevaluations, 0);
+  h.step({1}, {3});  // below reeval_min_tokens
+  ASSERT_TRUE(h.runtime().layer_stats(0, &st).is_ok());
+  EXPECT_EQ(st.reevaluations, 0);
+  h.step({1}, {4});
+  for (int32_t l = 0; l < 2; ++l) {
+    ASSERT_TRUE(h.runtime().layer_stats(l, &st).is_ok());
+    EXPECT_EQ(st.reevaluations, 1) << "layer " << l;
+  }
+}
+
+TEST(Reevaluation, AsynchronousModePublishesBySynchronize) {
+  test::Harness h(small_options(false));
+  h.add(1);
+  for (int i = 0; i < 12; ++i) h.step({1}, {1});
+  h.step({1}, {6});
+  ASSERT_TRUE(h.runtime().synchronize().is_ok());
+  LayerStats st;
+  ASSERT_TRUE(h.runtime().layer_stats(1, &st).is_ok());
+  EXPECT_EQ(st.reevaluations, 1);
+}
+
+}  // namespace
+}  // namespace hgca
