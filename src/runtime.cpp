@@ -94,7 +94,7 @@ class HostRuntime final : public Runtime {
 
   Status add_sequence(SeqId id) override {
     return guarded([&]() -> Status {
-      if (in_step_) return error(StatusCode::kFailedPrecondition, "add_sequence({}): a step is open; add sequences between end_step and begin_step", id);
+      if (in_step_) return error(StatusCode::kFailedPrecondition, "add_sequence: seq_id = {}: a step is open; add sequences between end_step and begin_step", id);
       if (seqs_.contains(id)) return error(StatusCode::kInvalidArgument, "add_sequence: seq_id = {} already exists", id);
       auto seq = std::make_unique<Sequence>();
       seq->layers.reserve(static_cast<std::size_t>(opt_.n_layers));
@@ -108,7 +108,7 @@ class HostRuntime final : public Runtime {
   }
 
   Status release_sequence(SeqId id) override {
-    if (in_step_) return error(StatusCode::kFailedPrecondition, "release_sequence({}): a step is open; release sequences between end_step and begin_step", id);
+    if (in_step_) return error(StatusCode::kFailedPrecondition, "release_sequence: seq_id = {}: a step is open; release sequences between end_step and begin_step", id);
     // A re-evaluation still running keeps its own snapshot alive; its result is dropped.
     if (seqs_.erase(id) == 0) return error(StatusCode::kNotFound, "release_sequence: seq_id = {} is unknown", id);
     return Status::ok();
@@ -120,7 +120,7 @@ class HostRuntime final : public Runtime {
       if (in_step_) return error(kFailedPrecondition, "begin_step: the previous step was not ended (call end_step first)");
       if (seq_ids.empty()) return error(kInvalidArgument, "begin_step: seq_ids is empty, expected ≥ 1 sequence");
       if (seq_ids.size() != n_new.size()) {
-        return error(kInvalidArgument, "begin_step: n_new has {} entries, expected {} (one per seq_id)", n_new.size(), seq_ids.size());
+        return error(kInvalidArgument, "begin_step: n_new.size() = {}, expected {} (one per seq_id)", n_new.size(), seq_ids.size());
       }
       std::vector<Sequence*> batch;
       std::vector<int64_t> offsets{0};
@@ -269,7 +269,7 @@ class HostRuntime final : public Runtime {
     using enum StatusCode;
     if (!in_step_) return error(kFailedPrecondition, "attention: no step is open (call begin_step first)");
     if (Status s = check_layer("attention", layer); !s) return s;
-    if (layer_done_[layer]) return error(kFailedPrecondition, "attention: layer {} was already attended in this step", layer);
+    if (layer_done_[layer]) return error(kFailedPrecondition, "attention: layer = {} was already attended in this step (every layer once per step)", layer);
     const int64_t t = offsets_.back();
     struct Arg {
       const char* name;
