@@ -284,7 +284,7 @@ TEST_F(Errors, SameLayerTwiceInOneStep) {
   begin_scratch(2);
   attend_scratch(1);
   const std::vector<std::byte> first_out = out_[1];
-  expect_error(bad_attention(1, views(1)), StatusCode::kFailedPrecondition, {"layer 1", "already"});
+  expect_error(bad_attention(1, views(1)), StatusCode::kFailedPrecondition, {"layer = 1", "already"});
   EXPECT_EQ(out_[1], first_out);
   finish_scratch();
   expect_usable();
@@ -368,7 +368,7 @@ TEST_F(Errors, NewTokenCountBelowOne) {
 TEST_F(Errors, NewTokenCountSizeMismatch) {
   const SeqId ids[] = {1, 2};
   const int32_t counts[] = {1};
-  expect_error(rt().begin_step(ids, counts), StatusCode::kInvalidArgument, {"n_new has 1", "expected 2"});
+  expect_error(rt().begin_step(ids, counts), StatusCode::kInvalidArgument, {"n_new.size() = 1", "expected 2"});
   expect_usable();
 }
 
