@@ -165,4 +165,11 @@ hgca_status hgca_synchronize(hgca_runtime* runtime) {
   return report(runtime->impl->synchronize());
 }
 
+hgca_status hgca_get_backend(const hgca_runtime* runtime, hgca_backend* out) {
+  if (!runtime) return null_argument("hgca_get_backend", "runtime");
+  if (!out) return null_argument("hgca_get_backend", "out");
+  *out = static_cast<hgca_backend>(runtime->impl->backend());
+  return HGCA_OK;
+}
+
 }  // extern "C"

@@ -91,6 +91,7 @@ class HostRuntime final : public Runtime {
   }
 
   const Options& options() const override { return opt_; }
+  Backend backend() const override { return Backend::kHost; }
 
   Status add_sequence(SeqId id) override {
     return guarded([&]() -> Status {

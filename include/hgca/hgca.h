@@ -73,6 +73,8 @@ hgca_status hgca_sequence_length(const hgca_runtime* runtime, uint64_t seq_id, i
 hgca_status hgca_read_kv(const hgca_runtime* runtime, int32_t layer, uint64_t seq_id, void* k_out,
                          void* v_out);
 hgca_status hgca_synchronize(hgca_runtime* runtime);
+/* The backend the runtime runs on (HGCA_BACKEND_AUTO resolved). */
+hgca_status hgca_get_backend(const hgca_runtime* runtime, hgca_backend* out);
 
 #ifdef __cplusplus
 }

@@ -116,6 +116,8 @@ class Runtime {
   virtual ~Runtime() = default;
 
   virtual const Options& options() const = 0;
+  /// The backend this runtime runs on (kAuto resolved to what the build and machine offer).
+  virtual Backend backend() const = 0;
 
   /// Sequences are added and released at step boundaries (not between begin_step and end_step).
   virtual Status add_sequence(SeqId id) = 0;

@@ -1,0 +1,446 @@
+// hgca-decode: the standalone decode driver. Runs a built-in synthetic model-shaped workload, or a
+// llama2.c checkpoint greedily, through hgca::Runtime and reports speed, KV placement and fidelity.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <ranges>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "hgca/hgca.hpp"
+#include "model/checkpoint.hpp"
+#include "model/generate.hpp"
+#include "model/hgca_attention.hpp"
+#include "model/model.hpp"
+#include "model/tokenizer.hpp"
+#include "progress.hpp"
+#include "synthetic.hpp"
+
+namespace {
+
+using hgca::Status;
+
+constexpr const char* kDescription =
+    R"(hgca-decode runs a decode loop through the hgca runtime (HGCA: recent tokens in a
+window with exact dense attention, older ones in a DRAM store where the CPU attends sparsely to a
+per-head context set chosen by moving-average attention weight (MAW), the two merged by LSE).
+
+Without --model it runs a built-in synthetic workload shaped like a model (4 layers, 16 query
+heads, 4 KV heads, head dim 64, bf16, batch 2, a 2048-token prompt fed as append steps of 256,
+then 64 decode steps, window 8 blocks x 64 tokens): each (layer, KV head) has a topic direction
+that the queries and a few percent of salient keys share, so selection has something to find.
+With --model and --tokenizer it decodes a llama2.c float32 checkpoint greedily like llama2.c's
+run.c (--steps counts positions including the prompt; the prompt is one prefill step) and prints
+the text.
+
+It reports decode tokens/s, time between tokens (p50, p99, per decode step of the batch), window,
+store and context-set sizes, the selected fraction, the backend and the method's parameters.
+--json prints the same as one JSON object on stdout: text, tokens (ids of every position after
+BOS), tokens_per_s, tbt_ms_p50, tbt_ms_p99, selected_fraction, alpha, beta, window_blocks,
+block_tokens and more; with --compare-exact also top1_agreement, kl_mean, ppl_exact, ppl_hybrid
+(--compare-exact needs --model). For the synthetic workload text is "" and tokens is [].)";
+
+constexpr const char* kExamples = R"(Examples:
+  hgca-decode
+  hgca-decode --batch 4 --context 8192 --threads 8 --json
+  hgca-decode --model stories260K.bin --tokenizer tok512.bin --prompt "Zoo" --steps 60 --beta 0
+  hgca-decode --model stories260K.bin --tokenizer tok512.bin --prompt "Once upon a time" \
+              --steps 512 --window-blocks 8 --block-tokens 8 --compare-exact --json)";
+
+struct Cli {
+  std::string model_path;
+  std::string tokenizer_path;
+  std::string prompt;
+  int32_t steps = 256;
+  bool compare_exact = false;
+  hgca::Options options;  // method and execution; the model shape comes from the workload
+  std::string dtype;      // empty: f32 for --model, bf16 for the synthetic workload
+  std::string backend = "auto";
+  bool window_blocks_given = false;
+  int32_t layers = 4, q_heads = 16, kv_heads = 4, head_dim = 64;
+  hgca::decode::SyntheticWorkload synthetic;
+  bool json = false;
+};
+
+// Everything a run reports.
+struct Summary {
+  std::string workload;
+  hgca::Options options;  // as the runtime holds them
+  hgca::Backend backend = hgca::Backend::kAuto;  // the one the runtime resolved to
+  int32_t batch = 1;
+  int64_t prefill_tokens = 0;  // per sequence
+  int32_t prefill_steps = 0;
+  double prefill_seconds = 0.0;
+  std::vector<double> decode_seconds;
+  std::vector<hgca::LayerStats> layers;
+  std::string text;
+  std::vector<int32_t> tokens;
+  std::optional<hgca::model::Fidelity> fidelity;
+};
+
+hgca::DType parse_dtype(const std::string& name) {
+  if (name == "f32") return hgca::DType::kFloat32;
+  if (name == "f16") return hgca::DType::kFloat16;
+  return hgca::DType::kBFloat16;
+}
+
+hgca::Backend parse_backend(const std::string& name) {
+  if (name == "host") return hgca::Backend::kHost;
+  if (name == "cuda") return hgca::Backend::kCuda;
+  return hgca::Backend::kAuto;
+}
+
+// Nearest-rank percentile of the step times, in ms; nullopt without samples.
+std::optional<double> percentile_ms(std::vector<double> seconds, double p) {
+  if (seconds.empty()) return std::nullopt;
+  std::sort(seconds.begin(), seconds.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(seconds.size())));
+  return 1e3 * seconds[std::clamp<std::size_t>(rank, 1, seconds.size()) - 1];
+}
+
+double decode_tokens_per_s(const Summary& s) {
+  const double total = std::accumulate(s.decode_seconds.begin(), s.decode_seconds.end(), 0.0);
+  return total > 0.0 ? static_cast<double>(s.batch) * static_cast<double>(s.decode_seconds.size()) / total : 0.0;
+}
+
+double mean_selected_fraction(const Summary& s) {
+  double sum = 0.0;
+  for (const auto& l : s.layers) sum += l.selected_fraction;
+  return s.layers.empty() ? 0.0 : sum / static_cast<double>(s.layers.size());
+}
+
+struct Totals {
+  int64_t window = 0, capacity = 0, store = 0, context = 0;  // tokens, summed over layers (and KV heads for context)
+};
+Totals totals(const Summary& s) {
+  Totals t;
+  for (const auto& l : s.layers) {
+    t.window += l.window_tokens;
+    t.capacity += l.window_capacity;
+    t.store += l.store_tokens;
+    t.context += std::accumulate(l.context_tokens.begin(), l.context_tokens.end(), int64_t{0});
+  }
+  return t;
+}
+
+Status collect_layer_stats(const hgca::Runtime& runtime, std::vector<hgca::LayerStats>* out) {
+  out->resize(static_cast<std::size_t>(runtime.options().n_layers));
+  for (int32_t l = 0; l < runtime.options().n_layers; ++l) {
+    Status status = runtime.layer_stats(l, &(*out)[static_cast<std::size_t>(l)]);
+    if (!status) return status;
+  }
+  return Status::ok();
+}
+
+std::string method_line(const hgca::Options& o) {
+  return fmt::format("window {} blocks x {} tokens = {}, alpha {}, beta {}, min_keep {}, reeval_min_tokens {}, "
+                     "heads_per_task {}", o.window_blocks, o.block_tokens, int64_t{o.window_blocks} * o.block_tokens,
+                     o.alpha, o.beta, o.min_keep, o.reeval_min_tokens, o.heads_per_task);
+}
+
+void print_human(const Summary& s) {
+  const hgca::Options& o = s.options;
+  const double per_seq_layer = static_cast<double>(std::max<int64_t>(1, int64_t{s.batch} * o.n_layers));
+  const Totals t = totals(s);
+  const double kv_bytes_per_token_head = 2.0 * o.head_dim * static_cast<double>(hgca::dtype_size(o.dtype));
+  const auto mib = [](double bytes) { return bytes / (1024.0 * 1024.0); };
+
+  fmt::print("\nworkload   {}: {} layers, {} query heads, {} KV heads (GQA {}), head dim {}, {}, batch {}\n",
+             s.workload, o.n_layers, o.n_q_heads, o.n_kv_heads, o.n_q_heads / o.n_kv_heads, o.head_dim,
+             hgca::to_string(o.dtype), s.batch);
+  fmt::print("prefill    {} tokens per sequence in {} step(s): {:.3f} s\n", s.prefill_tokens, s.prefill_steps,
+             s.prefill_seconds);
+  if (s.decode_seconds.empty()) {
+    fmt::print("decode     no decode steps\n");
+  } else {
+    fmt::print("decode     {} steps: {:.1f} tokens/s, time between tokens p50 {:.3f} ms, p99 {:.3f} ms\n",
+               s.decode_seconds.size(), decode_tokens_per_s(s), *percentile_ms(s.decode_seconds, 50),
+               *percentile_ms(s.decode_seconds, 99));
+  }
+  fmt::print("window     {:.1f} of {:.0f} tokens per (layer, sequence)\n",
+             static_cast<double>(t.window) / per_seq_layer, static_cast<double>(t.capacity) / per_seq_layer);
+  fmt::print("store      {:.1f} tokens per (layer, sequence)\n", static_cast<double>(t.store) / per_seq_layer);
+  fmt::print("context    {:.1f} entries per (layer, sequence, KV head); selected fraction {:.4f} (per layer: {:.4f})\n",
+             static_cast<double>(t.context) / (per_seq_layer * o.n_kv_heads), mean_selected_fraction(s),
+             fmt::join(s.layers | std::views::transform([](const hgca::LayerStats& l) { return l.selected_fraction; }),
+                       " "));
+  fmt::print("KV memory  window {:.2f} MiB, store {:.2f} MiB, context sets {:.2f} MiB\n",
+             mib(static_cast<double>(t.window) * o.n_kv_heads * kv_bytes_per_token_head),
+             mib(static_cast<double>(t.store) * o.n_kv_heads * kv_bytes_per_token_head),
+             mib(static_cast<double>(t.context) * kv_bytes_per_token_head));
+  fmt::print("method     {}\n", method_line(o));
+  fmt::print("backend    {}, threads {}{}\n", hgca::to_string(s.backend),
+             o.threads > 0 ? fmt::to_string(o.threads) : "all cores", o.deterministic ? ", deterministic" : "");
+  if (s.fidelity) {
+    const auto& f = *s.fidelity;
+    fmt::print("fidelity   vs exact attention over {} generated positions: top-1 agreement {:.4f}, mean KL {:.4g} "
+               "nats, perplexity exact {:.4f} / hybrid {:.4f}\n",
+               f.positions, f.top1_agreement, f.kl_mean, f.ppl_exact, f.ppl_hybrid);
+  }
+}
+
+// A float's shortest decimal form as a double, so that --alpha 0.1 is 0.1 in the JSON, not 0.10000000149.
+double shortest_decimal(float x) { return std::stod(fmt::format("{}", x)); }
+
+void print_json(const Summary& s) {
+  using nlohmann::json;
+  const hgca::Options& o = s.options;
+  const Totals t = totals(s);
+  const auto optional_ms = [](std::optional<double> v) { return v ? json(*v) : json(nullptr); };
+  json j;
+  j["workload"] = s.workload;
+  j["text"] = s.text;
+  j["tokens"] = s.tokens;
+  j["tokens_per_s"] = decode_tokens_per_s(s);
+  j["tbt_ms_p50"] = optional_ms(percentile_ms(s.decode_seconds, 50));
+  j["tbt_ms_p99"] = optional_ms(percentile_ms(s.decode_seconds, 99));
+  j["decode_steps"] = s.decode_seconds.size();
+  j["batch"] = s.batch;
+  j["prefill_tokens"] = s.prefill_tokens;
+  j["prefill_steps"] = s.prefill_steps;
+  j["prefill_s"] = s.prefill_seconds;
+  j["selected_fraction"] = mean_selected_fraction(s);
+  j["window_tokens"] = t.window;
+  j["window_capacity"] = t.capacity;
+  j["store_tokens"] = t.store;
+  j["context_tokens"] = t.context;
+  json layers = json::array();
+  for (const auto& l : s.layers) {
+    layers.push_back({{"window_tokens", l.window_tokens},
+                      {"store_tokens", l.store_tokens},
+                      {"context_tokens", l.context_tokens},
+                      {"selected_fraction", l.selected_fraction},
+                      {"reevaluations", l.reevaluations}});
+  }
+  j["layers"] = std::move(layers);
+  j["n_layers"] = o.n_layers;
+  j["n_q_heads"] = o.n_q_heads;
+  j["n_kv_heads"] = o.n_kv_heads;
+  j["head_dim"] = o.head_dim;
+  j["dtype"] = hgca::to_string(o.dtype);
+  j["backend"] = hgca::to_string(s.backend);
+  j["threads"] = o.threads;
+  j["alpha"] = shortest_decimal(o.alpha);
+  j["beta"] = shortest_decimal(o.beta);
+  j["window_blocks"] = o.window_blocks;
+  j["block_tokens"] = o.block_tokens;
+  j["min_keep"] = o.min_keep;
+  j["reeval_min_tokens"] = o.reeval_min_tokens;
+  j["heads_per_task"] = o.heads_per_task;
+  j["deterministic"] = o.deterministic;
+  if (s.fidelity) {
+    j["fidelity_positions"] = s.fidelity->positions;
+    j["top1_agreement"] = s.fidelity->top1_agreement;
+    j["kl_mean"] = s.fidelity->kl_mean;
+    j["ppl_exact"] = s.fidelity->ppl_exact;
+    j["ppl_hybrid"] = s.fidelity->ppl_hybrid;
+  }
+  // Raw-byte tokens can leave invalid UTF-8 in the text; replace it rather than fail the dump.
+  fmt::print("{}\n", j.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+int fail(const Status& status) {
+  fmt::print(stderr, "hgca-decode: error ({}): {}\n", hgca::to_string(status.code()), status.message());
+  return 1;
+}
+
+bool progress_enabled(const Cli& cli) { return !cli.json || isatty(fileno(stderr)) != 0; }
+
+int run_model(const Cli& cli) {
+  using namespace hgca::model;
+  std::unique_ptr<Checkpoint> checkpoint;
+  Status status = Checkpoint::load(cli.model_path, &checkpoint);
+  if (!status) return fail(status);
+  const Config& c = checkpoint->config();
+  std::unique_ptr<Tokenizer> tokenizer;
+  status = Tokenizer::load(cli.tokenizer_path, c.vocab_size, &tokenizer);
+  if (!status) return fail(status);
+
+  hgca::Options o = cli.options;
+  o.n_layers = c.n_layers;
+  o.n_q_heads = c.n_heads;
+  o.n_kv_heads = c.n_kv_heads;
+  o.head_dim = c.head_size();
+  o.dtype = parse_dtype(cli.dtype.empty() ? "f32" : cli.dtype);
+  std::unique_ptr<HgcaAttention> attention;
+  status = HgcaAttention::create(o, &attention);
+  if (!status) return fail(status);
+  Model model(*checkpoint);
+
+  GenerateOptions gen;
+  gen.steps = cli.steps == 0 || cli.steps > c.seq_len ? c.seq_len : cli.steps;  // run.c's rule
+  gen.keep_logits = cli.compare_exact;
+  hgca::decode::ProgressBar bar("decoding", gen.steps, progress_enabled(cli));
+  gen.on_step = [&bar](int32_t positions) { bar.update(positions); };
+  constexpr hgca::SeqId kSeq = 0;
+  status = attention->add_sequence(kSeq);
+  if (!status) return fail(status);
+  Generation g;
+  status = generate_greedy(model, *tokenizer, *attention, kSeq, cli.prompt, gen, &g);
+  bar.finish();
+  if (!status) return fail(status);
+
+  Summary s;
+  s.workload = "model " + cli.model_path;
+  // Re-evaluations still in flight are published first, so the statistics describe the end state.
+  status = attention->runtime().synchronize();
+  if (status) status = collect_layer_stats(attention->runtime(), &s.layers);
+  if (status) status = attention->release_sequence(kSeq);
+  if (!status) return fail(status);
+  s.options = attention->runtime().options();
+  s.backend = attention->runtime().backend();
+  s.prefill_tokens = static_cast<int64_t>(g.fed.size() - g.decode_seconds.size());
+  s.prefill_steps = 1;
+  s.prefill_seconds = g.prefill_seconds;
+  s.decode_seconds = g.decode_seconds;
+  s.text = g.text;
+  s.tokens = g.tokens;
+  if (cli.compare_exact) {
+    Fidelity f;
+    status = compare_with_exact(model, g, &f);
+    if (!status) return fail(status);
+    s.fidelity = f;
+  }
+  if (cli.json) {
+    print_json(s);
+  } else {
+    fmt::print("{}\n", s.text);
+    print_human(s);
+  }
+  return 0;
+}
+
+int run_synthetic(const Cli& cli) {
+  hgca::Options o = cli.options;
+  o.n_layers = cli.layers;
+  o.n_q_heads = cli.q_heads;
+  o.n_kv_heads = cli.kv_heads;
+  o.head_dim = cli.head_dim;
+  o.dtype = parse_dtype(cli.dtype.empty() ? "bf16" : cli.dtype);
+  if (!cli.window_blocks_given) o.window_blocks = 8;  // a 512-token window under a 2048-token prompt
+  std::unique_ptr<hgca::Runtime> runtime;
+  Status status = hgca::Runtime::create(o, &runtime);
+  if (!status) return fail(status);
+
+  hgca::decode::ProgressBar bar("positions", cli.synthetic.positions(), progress_enabled(cli));
+  hgca::decode::SyntheticTimes times;
+  status = hgca::decode::run_synthetic(*runtime, cli.synthetic, [&bar](int64_t done) { bar.update(done); }, &times);
+  bar.finish();
+  if (!status) return fail(status);
+
+  Summary s;
+  s.workload = "synthetic";
+  status = runtime->synchronize();
+  if (status) status = collect_layer_stats(*runtime, &s.layers);
+  for (int32_t i = 0; i < cli.synthetic.batch && status; ++i) {
+    status = runtime->release_sequence(static_cast<hgca::SeqId>(i));
+  }
+  if (!status) return fail(status);
+  s.options = runtime->options();
+  s.backend = runtime->backend();
+  s.batch = cli.synthetic.batch;
+  s.prefill_tokens = cli.synthetic.context;
+  s.prefill_steps = times.prefill_steps;
+  s.prefill_seconds = times.prefill_seconds;
+  s.decode_seconds = times.decode_seconds;
+  if (cli.json) {
+    print_json(s);
+  } else {
+    print_human(s);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Cli cli;
+  CLI::App app{kDescription, "hgca-decode"};
+  app.footer(kExamples);
+  app.get_formatter()->column_width(34);
+
+  const std::string model_group = "Model (llama2.c checkpoint)";
+  auto* model = app.add_option("--model", cli.model_path, "llama2.c float32 checkpoint; without it the synthetic "
+                               "workload runs")->check(CLI::ExistingFile)->group(model_group);
+  auto* tokenizer = app.add_option("--tokenizer", cli.tokenizer_path, "its tokenizer (llama2.c tokenizer.bin format)")
+                        ->check(CLI::ExistingFile)->group(model_group);
+  auto* prompt = app.add_option("--prompt", cli.prompt, "prompt text (default: empty, BOS only)")->group(model_group);
+  auto* steps = app.add_option("--steps", cli.steps, "positions to run, prompt included; 0 or more than the model's "
+                               "seq_len means seq_len")->capture_default_str()->check(CLI::NonNegativeNumber)
+                    ->group(model_group);
+  auto* compare = app.add_flag("--compare-exact", cli.compare_exact, "also run exact attention teacher-forced on the "
+                               "generated tokens and report top-1 agreement, mean KL(exact || hybrid) and both "
+                               "perplexities")->group(model_group);
+  model->needs(tokenizer);
+  for (auto* opt : {tokenizer, prompt, steps, compare}) opt->needs(model);
+
+  const std::string method_group = "Method (HGCA; defaults are hgca::Options')";
+  hgca::Options& o = cli.options;
+  app.add_option("--alpha", o.alpha, "MAW update rate: maw <- (1 - alpha) maw + alpha a")->capture_default_str()
+      ->group(method_group);
+  app.add_option("--beta", o.beta, "selection threshold: a store entry joins the context set when maw > beta / "
+                 "n_ref; 0 keeps everything (exact)")->capture_default_str()->group(method_group);
+  auto* window_blocks = app.add_option("--window-blocks", o.window_blocks, "window length in blocks (the synthetic "
+                                       "workload defaults to 8)")->capture_default_str()->group(method_group);
+  app.add_option("--block-tokens", o.block_tokens, "tokens per block, the eviction granularity")
+      ->capture_default_str()->group(method_group);
+  app.add_option("--min-keep", o.min_keep, "store entries kept per KV head even when none passes the threshold")
+      ->capture_default_str()->group(method_group);
+  app.add_option("--reeval-min-tokens", o.reeval_min_tokens, "an append of at least this many tokens re-selects "
+                 "the store")->capture_default_str()->group(method_group);
+  app.add_option("--heads-per-task", o.heads_per_task, "adjacent KV heads merged into one CPU task")
+      ->capture_default_str()->group(method_group);
+
+  const std::string exec_group = "Execution";
+  app.add_option("--dtype", cli.dtype, "element type of q, k, v and the KV cache (default: f32 with --model, bf16 "
+                 "for the synthetic workload)")->check(CLI::IsMember({"f32", "bf16", "f16"}))->group(exec_group);
+  app.add_option("--backend", cli.backend, "where the window lives")->capture_default_str()
+      ->check(CLI::IsMember({"auto", "host", "cuda"}))->group(exec_group);
+  app.add_option("--threads", o.threads, "CPU worker threads, 0 = all cores")->capture_default_str()
+      ->group(exec_group);
+  app.add_flag("--deterministic", o.deterministic, "re-evaluations publish before the next call (reproducible runs)")
+      ->group(exec_group);
+  app.add_flag("--json", cli.json, "print the summary as one JSON object on stdout")->group(exec_group);
+
+  const std::string synth_group = "Synthetic workload (without --model)";
+  hgca::decode::SyntheticWorkload& w = cli.synthetic;
+  std::vector<CLI::Option*> synthetic_opts = {
+      app.add_option("--layers", cli.layers, "attention layers")->capture_default_str()->check(CLI::PositiveNumber),
+      app.add_option("--q-heads", cli.q_heads, "query heads")->capture_default_str()->check(CLI::PositiveNumber),
+      app.add_option("--kv-heads", cli.kv_heads, "KV heads")->capture_default_str()->check(CLI::PositiveNumber),
+      app.add_option("--head-dim", cli.head_dim, "head dim")->capture_default_str()->check(CLI::PositiveNumber),
+      app.add_option("--batch", w.batch, "sequences per step")->capture_default_str()->check(CLI::PositiveNumber),
+      app.add_option("--context", w.context, "prompt tokens per sequence")->capture_default_str()
+          ->check(CLI::PositiveNumber),
+      app.add_option("--chunk", w.chunk, "tokens per prefill (append) step")->capture_default_str()
+          ->check(CLI::PositiveNumber),
+      app.add_option("--decode-steps", w.decode_steps, "decode steps after the prefill")->capture_default_str()
+          ->check(CLI::NonNegativeNumber),
+      app.add_option("--seed", w.seed, "seed of the synthetic q, k, v")->capture_default_str(),
+  };
+  for (auto* opt : synthetic_opts) opt->group(synth_group);
+
+  CLI11_PARSE(app, argc, argv);
+  // Checked here rather than with CLI11's excludes(), which would list every option in --help.
+  for (auto* opt : synthetic_opts) {
+    if (opt->count() > 0 && model->count() > 0) return app.exit(CLI::ExcludesError(opt->get_name(), "--model"));
+  }
+  cli.options.backend = parse_backend(cli.backend);
+  cli.window_blocks_given = window_blocks->count() > 0;
+  try {
+    return cli.model_path.empty() ? run_synthetic(cli) : run_model(cli);
+  } catch (const std::exception& e) {  // allocation failures and the like, from the tool's own code
+    fmt::print(stderr, "hgca-decode: error: {}\n", e.what());
+    return 1;
+  }
+}

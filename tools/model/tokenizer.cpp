@@ -1,0 +1,155 @@
+// The llama2.c BPE tokenizer; each function follows its namesake in llama2.c's run.c.
+#include "model/tokenizer.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace hgca::model {
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// run.c's sscanf(piece, "<0x%02hhX>", &byte): "<0x" then one or two hex digits.
+int raw_byte_of(std::string_view piece) {
+  if (piece.size() < 4 || piece.substr(0, 3) != "<0x") return -1;
+  const int hi = hex_value(piece[3]);
+  if (hi < 0) return -1;
+  const int lo = piece.size() > 4 ? hex_value(piece[4]) : -1;
+  return lo < 0 ? hi : hi * 16 + lo;
+}
+
+}  // namespace
+
+Status Tokenizer::load(const std::string& path, int32_t vocab_size, std::unique_ptr<Tokenizer>* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return {StatusCode::kNotFound, fmt::format("tokenizer '{}': cannot open: {}", path, std::strerror(errno))};
+  }
+  if (vocab_size <= 0) {
+    return {StatusCode::kInvalidArgument,
+            fmt::format("tokenizer '{}': vocab_size must be positive, got {}", path, vocab_size)};
+  }
+  const auto read = [&in](void* dst, std::size_t bytes) {
+    return static_cast<bool>(in.read(static_cast<char*>(dst), static_cast<std::streamsize>(bytes)));
+  };
+  std::unique_ptr<Tokenizer> tok(new Tokenizer());
+  int32_t max_token_length = 0;
+  if (!read(&max_token_length, sizeof max_token_length)) {
+    return {StatusCode::kInvalidArgument,
+            fmt::format("tokenizer '{}': expected an int32 max_token_length, found a file of fewer than 4 bytes",
+                        path)};
+  }
+  tok->pieces_.resize(static_cast<std::size_t>(vocab_size));
+  tok->scores_.resize(static_cast<std::size_t>(vocab_size));
+  for (int32_t i = 0; i < vocab_size; ++i) {
+    float score = 0.0f;
+    int32_t len = 0;
+    if (!read(&score, sizeof score) || !read(&len, sizeof len)) {
+      return {StatusCode::kInvalidArgument,
+              fmt::format("tokenizer '{}': expected {} tokens (the model's vocab_size), the file ends in token {}",
+                          path, vocab_size, i)};
+    }
+    if (len < 0 || len > max_token_length) {
+      return {StatusCode::kInvalidArgument,
+              fmt::format("tokenizer '{}': token {} has length {}, expected 0..{} (max_token_length)", path, i, len,
+                          max_token_length)};
+    }
+    std::string& piece = tok->pieces_[static_cast<std::size_t>(i)];
+    piece.resize(static_cast<std::size_t>(len));
+    if (!read(piece.data(), piece.size())) {
+      return {StatusCode::kInvalidArgument,
+              fmt::format("tokenizer '{}': expected {} bytes of token {}, the file ends first", path, len, i)};
+    }
+    tok->scores_[static_cast<std::size_t>(i)] = score;
+  }
+  for (int32_t i = 0; i < vocab_size; ++i) {
+    tok->ids_.emplace(tok->pieces_[static_cast<std::size_t>(i)], i);  // first id wins on duplicates
+  }
+  tok->byte_pieces_.resize(512);
+  for (int b = 0; b < 256; ++b) tok->byte_pieces_[static_cast<std::size_t>(2 * b)] = static_cast<char>(b);
+  *out = std::move(tok);
+  return Status::ok();
+}
+
+int32_t Tokenizer::lookup(std::string_view piece) const {
+  const auto it = ids_.find(piece);
+  return it == ids_.end() ? -1 : it->second;
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool bos, bool eos) const {
+  std::vector<int32_t> tokens;
+  if (bos) tokens.push_back(kBosToken);
+  if (!text.empty()) {
+    const int32_t dummy_prefix = lookup(" ");
+    tokens.push_back(dummy_prefix >= 0 ? dummy_prefix : ' ' + 3);
+  }
+  // Code points: a lead byte starts one, continuation bytes (10xxxxxx) join it, at most 4 bytes.
+  std::string buffer;
+  for (std::size_t c = 0; c < text.size(); ++c) {
+    if ((static_cast<unsigned char>(text[c]) & 0xC0) != 0x80) buffer.clear();
+    buffer.push_back(text[c]);
+    const bool continues = c + 1 < text.size() && (static_cast<unsigned char>(text[c + 1]) & 0xC0) == 0x80;
+    if (continues && buffer.size() < 4) continue;
+    const int32_t id = lookup(buffer);
+    if (id >= 0) {
+      tokens.push_back(id);
+    } else {
+      // Byte fallback: the first 3 ids are <unk>, <s>, </s>, then one token per byte.
+      for (char byte : buffer) tokens.push_back(static_cast<unsigned char>(byte) + 3);
+    }
+    buffer.clear();
+  }
+  // Greedy BPE: merge the best-scoring adjacent pair until no pair is in the vocabulary.
+  for (;;) {
+    float best_score = -1e10f;
+    int32_t best_id = -1;
+    std::size_t best_idx = 0;
+    for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
+      buffer = pieces_[static_cast<std::size_t>(tokens[i])];
+      buffer += pieces_[static_cast<std::size_t>(tokens[i + 1])];
+      const int32_t id = lookup(buffer);
+      if (id >= 0 && scores_[static_cast<std::size_t>(id)] > best_score) {
+        best_score = scores_[static_cast<std::size_t>(id)];
+        best_id = id;
+        best_idx = i;
+      }
+    }
+    if (best_id < 0) break;
+    tokens[best_idx] = best_id;
+    tokens.erase(tokens.begin() + static_cast<std::ptrdiff_t>(best_idx) + 1);
+  }
+  if (eos) tokens.push_back(kEosToken);
+  return tokens;
+}
+
+std::string_view Tokenizer::decode(int32_t prev_token, int32_t token) const {
+  std::string_view piece = pieces_.at(static_cast<std::size_t>(token));
+  // SentencePiece strips the space that follows BOS.
+  if (prev_token == kBosToken && !piece.empty() && piece.front() == ' ') piece.remove_prefix(1);
+  const int byte = raw_byte_of(piece);
+  if (byte >= 0) {
+    // run.c returns a C string, so the raw byte 0 is the empty piece.
+    return std::string_view(byte_pieces_).substr(static_cast<std::size_t>(2 * byte), byte == 0 ? 0 : 1);
+  }
+  return piece;
+}
+
+void Tokenizer::append_printable(std::string& out, std::string_view piece) {
+  if (piece.empty()) return;
+  if (piece.size() == 1) {
+    const auto byte = static_cast<unsigned char>(piece.front());
+    if (!(std::isprint(byte) || std::isspace(byte))) return;  // control bytes would garble a terminal
+  }
+  out.append(piece);
+}
+
+}  // namespace hgca::model
