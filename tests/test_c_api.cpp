@@ -162,6 +162,11 @@ TEST(CApi, CreateAndDestroy) {
     EXPECT_EQ(hgca_sequence_length(r.rt, 1, &len), HGCA_OK);
     EXPECT_EQ(len, 0);
     EXPECT_EQ(hgca_synchronize(r.rt), HGCA_OK);
+    hgca_backend backend = HGCA_BACKEND_CUDA;
+    EXPECT_EQ(hgca_get_backend(r.rt, &backend), HGCA_OK);
+    EXPECT_EQ(backend, HGCA_BACKEND_HOST);  // auto resolves to the only backend built so far
+    EXPECT_EQ(hgca_get_backend(r.rt, nullptr), HGCA_INVALID_ARGUMENT);
+    EXPECT_STREQ(hgca_last_error(), "hgca_get_backend: out is null");
   }
   hgca_destroy(nullptr);  // like free(NULL)
 }
