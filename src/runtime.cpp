@@ -387,7 +387,7 @@ class HostRuntime final : public Runtime {
       const auto& kv = batch_[i]->layers[layer];
       if (n_new_[i] >= opt_.reeval_min_tokens && kv.store_size() > 0) {
         jobs[i] = kvmgr::snapshot_for_reevaluation(
-            kv, reinterpret_cast<const std::byte*>(q + offsets_[i] * hq * d), n_new_[i], hq, d,
+            kv.dram(), reinterpret_cast<const std::byte*>(q + offsets_[i] * hq * d), n_new_[i], hq, d,
             sm_scale_, opt_.dtype);
       }
     }

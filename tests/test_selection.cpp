@@ -176,7 +176,7 @@ TEST(Selection, ReevaluationReselectsFromTheAppendedQueriesWeights) {
   ASSERT_EQ(kv.store_size(), 8);
   const auto q = ref::round_to(ref::normal(rng, 3 * hq * kD, 3.0), DType::kFloat32);
   const std::vector<float> qf(q.begin(), q.end());
-  auto job = kvmgr::snapshot_for_reevaluation(kv, reinterpret_cast<const std::byte*>(qf.data()), 3, hq,
+  auto job = kvmgr::snapshot_for_reevaluation(kv.dram(), reinterpret_cast<const std::byte*>(qf.data()), 3, hq,
                                               kD, 0.35f, DType::kFloat32);
   kvmgr::run_reevaluation(*job);
   ASSERT_TRUE(job->done);

@@ -9,18 +9,18 @@
 
 namespace hgca::kvmgr {
 
-std::shared_ptr<Reevaluation> snapshot_for_reevaluation(const SequenceKv& kv, const std::byte* q,
+std::shared_ptr<Reevaluation> snapshot_for_reevaluation(const DramStore& store, const std::byte* q,
                                                         int32_t n_rows, int32_t n_q_heads,
                                                         int32_t head_dim, float sm_scale,
                                                         DType dtype) {
   auto job = std::make_shared<Reevaluation>();
-  for (int32_t h = 0; h < kv.n_kv_heads(); ++h) job->blocks.push_back(kv.store(h).blocks);
-  job->store_size = kv.store_size();
+  for (int32_t h = 0; h < store.n_kv_heads(); ++h) job->blocks.push_back(store.store(h).blocks);
+  job->store_size = store.size();
   const std::size_t bytes =
       static_cast<std::size_t>(n_rows) * n_q_heads * head_dim * dtype_size(dtype);
   job->q.assign(q, q + bytes);
   job->n_rows = n_rows;
-  job->group = n_q_heads / kv.n_kv_heads();
+  job->group = n_q_heads / store.n_kv_heads();
   job->head_dim = head_dim;
   job->sm_scale = sm_scale;
   job->dtype = dtype;

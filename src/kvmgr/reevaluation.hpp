@@ -1,5 +1,5 @@
 // Re-evaluation after an append (HGCA §3.2.2): the appended queries' weights over the whole store,
-// computed asynchronously on a snapshot of the store and published by SequenceKv::apply_reevaluation.
+// computed asynchronously on a snapshot of the store and published by DramStore::apply_reevaluation.
 #pragma once
 
 #include <atomic>
@@ -26,8 +26,8 @@ struct Reevaluation {
   std::atomic<bool> done{false};
 };
 
-/// Snapshots `kv`'s store and copies the n_rows query rows at `q` ([n_rows, Hq, D]).
-std::shared_ptr<Reevaluation> snapshot_for_reevaluation(const SequenceKv& kv, const std::byte* q,
+/// Snapshots `store` and copies the n_rows query rows at `q` ([n_rows, Hq, D]).
+std::shared_ptr<Reevaluation> snapshot_for_reevaluation(const DramStore& store, const std::byte* q,
                                                         int32_t n_rows, int32_t n_q_heads,
                                                         int32_t head_dim, float sm_scale,
                                                         DType dtype);
