@@ -44,6 +44,7 @@ hgca::Options to_cpp(const hgca_options& o) {
   r.reeval_min_tokens = o.reeval_min_tokens;
   r.heads_per_task = o.heads_per_task;
   r.backend = static_cast<hgca::Backend>(o.backend);
+  r.max_sequences = o.max_sequences;
   r.threads = o.threads;
   r.deterministic = o.deterministic != 0;
   return r;
@@ -59,7 +60,8 @@ void hgca_options_default(hgca_options* options) {
   *options = hgca_options{d.n_layers, d.n_q_heads, d.n_kv_heads, d.head_dim,
                           static_cast<hgca_dtype>(d.dtype), d.sm_scale, d.window_blocks,
                           d.block_tokens, d.alpha, d.beta, d.min_keep, d.reeval_min_tokens,
-                          d.heads_per_task, static_cast<hgca_backend>(d.backend), d.threads,
+                          d.heads_per_task, static_cast<hgca_backend>(d.backend), d.max_sequences,
+                          d.threads,
                           d.deterministic ? 1 : 0};
 }
 
@@ -111,14 +113,15 @@ hgca_status hgca_begin_step(hgca_runtime* runtime, const uint64_t* seq_ids, cons
 }
 
 hgca_status hgca_attention(hgca_runtime* runtime, int32_t layer, int64_t total_tokens,
-                           const void* q, const void* k, const void* v, void* out, float* lse_out) {
+                           const void* q, const void* k, const void* v, void* out, float* lse_out,
+                           void* stream) {
   if (!runtime) return null_argument("hgca_attention", "runtime");
   const hgca::Options& o = runtime->impl->options();
   const hgca::TensorView tq{q, o.dtype, {total_tokens, o.n_q_heads, o.head_dim}};
   const hgca::TensorView tk{k, o.dtype, {total_tokens, o.n_kv_heads, o.head_dim}};
   const hgca::TensorView tv{v, o.dtype, {total_tokens, o.n_kv_heads, o.head_dim}};
   const hgca::MutableTensorView to{out, o.dtype, {total_tokens, o.n_q_heads, o.head_dim}};
-  return report(runtime->impl->attention(layer, tq, tk, tv, to, lse_out));
+  return report(runtime->impl->attention(layer, tq, tk, tv, to, lse_out, stream));
 }
 
 hgca_status hgca_end_step(hgca_runtime* runtime) {

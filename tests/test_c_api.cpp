@@ -115,15 +115,16 @@ TEST(CApi, OptionsDefaultEqualsCppDefaults) {
   EXPECT_EQ(c.reeval_min_tokens, d.reeval_min_tokens);
   EXPECT_EQ(c.heads_per_task, d.heads_per_task);
   EXPECT_EQ(static_cast<int>(c.backend), static_cast<int>(d.backend));
+  EXPECT_EQ(c.max_sequences, d.max_sequences);
   EXPECT_EQ(c.threads, d.threads);
   EXPECT_EQ(c.deterministic, d.deterministic ? 1 : 0);
   hgca_options_default(nullptr);  // a no-op, not a crash
 }
 
 TEST(CApi, StructLayoutIsTheSameInCAndCpp) {
-  int64_t c_offsets[16] = {};
-  const int64_t c_size = hgca_test_c_options_layout(c_offsets, 16);
-  const int64_t cpp_offsets[16] = {
+  int64_t c_offsets[17] = {};
+  const int64_t c_size = hgca_test_c_options_layout(c_offsets, 17);
+  const int64_t cpp_offsets[17] = {
       offsetof(hgca_options, n_layers),       offsetof(hgca_options, n_q_heads),
       offsetof(hgca_options, n_kv_heads),     offsetof(hgca_options, head_dim),
       offsetof(hgca_options, dtype),          offsetof(hgca_options, sm_scale),
@@ -131,9 +132,10 @@ TEST(CApi, StructLayoutIsTheSameInCAndCpp) {
       offsetof(hgca_options, alpha),          offsetof(hgca_options, beta),
       offsetof(hgca_options, min_keep),       offsetof(hgca_options, reeval_min_tokens),
       offsetof(hgca_options, heads_per_task), offsetof(hgca_options, backend),
-      offsetof(hgca_options, threads),        offsetof(hgca_options, deterministic)};
+      offsetof(hgca_options, max_sequences),  offsetof(hgca_options, threads),
+      offsetof(hgca_options, deterministic)};
   EXPECT_EQ(c_size, static_cast<int64_t>(sizeof(hgca_options)));
-  for (int i = 0; i < 16; ++i) EXPECT_EQ(c_offsets[i], cpp_offsets[i]) << "field " << i;
+  for (int i = 0; i < 17; ++i) EXPECT_EQ(c_offsets[i], cpp_offsets[i]) << "field " << i;
 
   int64_t c_stats[6] = {};
   const int64_t c_stats_size = hgca_test_c_layer_stats_layout(c_stats, 6);
@@ -164,7 +166,7 @@ TEST(CApi, CreateAndDestroy) {
     EXPECT_EQ(hgca_synchronize(r.rt), HGCA_OK);
     hgca_backend backend = HGCA_BACKEND_CUDA;
     EXPECT_EQ(hgca_get_backend(r.rt, &backend), HGCA_OK);
-    EXPECT_EQ(backend, HGCA_BACKEND_HOST);  // auto resolves to the only backend built so far
+    EXPECT_EQ(backend, HGCA_BACKEND_HOST);  // as asked
     EXPECT_EQ(hgca_get_backend(r.rt, nullptr), HGCA_INVALID_ARGUMENT);
     EXPECT_STREQ(hgca_last_error(), "hgca_get_backend: out is null");
   }
@@ -234,7 +236,7 @@ TEST_P(CApiBitIdentical, StepsMatchTheCppRuntime) {
       // The last layer goes through C without an LSE output (lse_out may be NULL).
       const bool with_lse = layer + 1 < opt.n_layers;
       ASSERT_EQ(hgca_attention(c.rt, layer, t, q.data(), k.data(), v.data(), out_c.data(),
-                               with_lse ? lse_c.data() : nullptr),
+                               with_lse ? lse_c.data() : nullptr, nullptr),
                 HGCA_OK)
           << hgca_last_error();
       EXPECT_EQ(out_c, out_cpp) << "layer " << layer;
@@ -299,7 +301,7 @@ TEST(CApi, NullRuntime) {
   expect_error(hgca_add_sequence(nullptr, 1), HGCA_INVALID_ARGUMENT, {"hgca_add_sequence", "runtime is null"});
   expect_error(hgca_release_sequence(nullptr, 1), HGCA_INVALID_ARGUMENT, {"hgca_release_sequence", "runtime"});
   expect_error(hgca_begin_step(nullptr, &id, &n, 1), HGCA_INVALID_ARGUMENT, {"hgca_begin_step", "runtime"});
-  expect_error(hgca_attention(nullptr, 0, 1, buf, buf, buf, buf, nullptr), HGCA_INVALID_ARGUMENT,
+  expect_error(hgca_attention(nullptr, 0, 1, buf, buf, buf, buf, nullptr, nullptr), HGCA_INVALID_ARGUMENT,
                {"hgca_attention", "runtime"});
   expect_error(hgca_end_step(nullptr), HGCA_INVALID_ARGUMENT, {"hgca_end_step", "runtime"});
   expect_error(hgca_get_layer_stats(nullptr, 0, &st, nullptr, 0), HGCA_INVALID_ARGUMENT,
@@ -364,21 +366,21 @@ TEST(CApi, CallErrors) {
   const int32_t two = 2;
   ASSERT_EQ(hgca_begin_step(r.rt, &id, &two, 1), HGCA_OK) << hgca_last_error();
   std::vector<float> q(3 * 4 * 16, 0.5f), k(3 * 2 * 16, 0.25f), v(3 * 2 * 16, 1.0f), out(3 * 4 * 16, -7.0f);
-  expect_error(hgca_attention(r.rt, 0, 3, q.data(), k.data(), v.data(), out.data(), nullptr),
+  expect_error(hgca_attention(r.rt, 0, 3, q.data(), k.data(), v.data(), out.data(), nullptr, nullptr),
                HGCA_INVALID_ARGUMENT, {"q.shape = [3, 4, 16]", "[2, 4, 16]"});
-  expect_error(hgca_attention(r.rt, 0, 0, q.data(), k.data(), v.data(), out.data(), nullptr),
+  expect_error(hgca_attention(r.rt, 0, 0, q.data(), k.data(), v.data(), out.data(), nullptr, nullptr),
                HGCA_INVALID_ARGUMENT, {"q.shape = [0, 4, 16]"});
   EXPECT_EQ(out, std::vector<float>(out.size(), -7.0f));  // nothing written
-  expect_error(hgca_attention(r.rt, 5, 2, q.data(), k.data(), v.data(), out.data(), nullptr),
+  expect_error(hgca_attention(r.rt, 5, 2, q.data(), k.data(), v.data(), out.data(), nullptr, nullptr),
                HGCA_INVALID_ARGUMENT, {"layer = 5"});
-  expect_error(hgca_attention(r.rt, 0, 2, q.data(), nullptr, v.data(), out.data(), nullptr),
+  expect_error(hgca_attention(r.rt, 0, 2, q.data(), nullptr, v.data(), out.data(), nullptr, nullptr),
                HGCA_INVALID_ARGUMENT, {"k.data is null"});
   expect_error(hgca_add_sequence(r.rt, 2), HGCA_FAILED_PRECONDITION, {"step is open"});
   expect_error(hgca_read_kv(r.rt, 0, 1, kv.data(), kv.data()), HGCA_FAILED_PRECONDITION, {"step is open"});
 
   // The step is still open and completes.
   for (int32_t layer = 0; layer < 2; ++layer) {
-    ASSERT_EQ(hgca_attention(r.rt, layer, 2, q.data(), k.data(), v.data(), out.data(), nullptr), HGCA_OK)
+    ASSERT_EQ(hgca_attention(r.rt, layer, 2, q.data(), k.data(), v.data(), out.data(), nullptr, nullptr), HGCA_OK)
         << hgca_last_error();
   }
   for (int i = 0; i < 2 * 4 * 16; ++i) ASSERT_FLOAT_EQ(out[i], 1.0f) << i;  // V is all ones
@@ -427,7 +429,7 @@ TEST(CApi, LayerStatsContextCapacity) {
     const auto k = ref::encode(ref::normal(rng, 13 * 2 * 16), DType::kFloat32);
     const auto v = ref::encode(ref::normal(rng, 13 * 2 * 16), DType::kFloat32);
     std::vector<std::byte> out(q.size());
-    ASSERT_EQ(hgca_attention(r.rt, layer, 13, q.data(), k.data(), v.data(), out.data(), nullptr), HGCA_OK);
+    ASSERT_EQ(hgca_attention(r.rt, layer, 13, q.data(), k.data(), v.data(), out.data(), nullptr, nullptr), HGCA_OK);
   }
   ASSERT_EQ(hgca_end_step(r.rt), HGCA_OK);
 
@@ -484,7 +486,7 @@ TEST(CApi, ReadKvReturnsWhatWentIn) {
         const auto k = ref::encode(ref::normal(rng, static_cast<std::size_t>(t * 2 * 16)), dtype);
         const auto v = ref::encode(ref::normal(rng, static_cast<std::size_t>(t * 2 * 16)), dtype);
         std::vector<std::byte> out(q.size());
-        ASSERT_EQ(hgca_attention(r.rt, layer, t, q.data(), k.data(), v.data(), out.data(), nullptr), HGCA_OK)
+        ASSERT_EQ(hgca_attention(r.rt, layer, t, q.data(), k.data(), v.data(), out.data(), nullptr, nullptr), HGCA_OK)
             << hgca_last_error();
         const auto split = k.begin() + static_cast<std::ptrdiff_t>(n_new[0] * row);
         hist_k[0][layer].insert(hist_k[0][layer].end(), k.begin(), split);

@@ -25,14 +25,14 @@ int64_t hgca_test_c_layer_stats_layout(int64_t* offsets, int32_t capacity);
 /* Offsets of hgca_options' fields in declaration order as C lays them out; returns its size. */
 int64_t hgca_test_c_options_layout(int64_t* offsets, int32_t capacity) {
   hgca_options o;
-  const int64_t all[16] = {
+  const int64_t all[17] = {
       OFFSET(o, n_layers),      OFFSET(o, n_q_heads),      OFFSET(o, n_kv_heads),
       OFFSET(o, head_dim),      OFFSET(o, dtype),          OFFSET(o, sm_scale),
       OFFSET(o, window_blocks), OFFSET(o, block_tokens),   OFFSET(o, alpha),
       OFFSET(o, beta),          OFFSET(o, min_keep),       OFFSET(o, reeval_min_tokens),
-      OFFSET(o, heads_per_task), OFFSET(o, backend),       OFFSET(o, threads),
-      OFFSET(o, deterministic)};
-  for (int32_t i = 0; i < capacity && i < 16; ++i) offsets[i] = all[i];
+      OFFSET(o, heads_per_task), OFFSET(o, backend),       OFFSET(o, max_sequences),
+      OFFSET(o, threads),       OFFSET(o, deterministic)};
+  for (int32_t i = 0; i < capacity && i < 17; ++i) offsets[i] = all[i];
   return (int64_t)sizeof(hgca_options);
 }
 
@@ -109,7 +109,7 @@ static int run_step(hgca_runtime* rt, const uint64_t* ids, const int32_t* n_new,
     }
     for (int64_t j = 0; j < total * kHq * kD; ++j) out[j] = -12345.0f;
     for (int64_t j = 0; j < total * kHq; ++j) lse[j] = -12345.0f;
-    CHECK(hgca_attention(rt, layer, total, q, k, v, out, layer == 0 ? lse : 0) == HGCA_OK);
+    CHECK(hgca_attention(rt, layer, total, q, k, v, out, layer == 0 ? lse : 0, 0) == HGCA_OK);
     for (int64_t r = 0; r < total; ++r) {
       for (int32_t h = 0; h < kHq; ++h) {
         for (int32_t i = 0; i < kD; ++i) {
@@ -213,7 +213,7 @@ int hgca_test_c_smoke(void) {
   const int32_t one[1] = {1};
   CHECK(hgca_begin_step(rt, unknown, one, 1) == HGCA_NOT_FOUND);
   CHECK(contains(hgca_last_error(), "42"));
-  CHECK(hgca_attention(rt, 0, 1, q, k, v, out, 0) == HGCA_FAILED_PRECONDITION);
+  CHECK(hgca_attention(rt, 0, 1, q, k, v, out, 0, 0) == HGCA_FAILED_PRECONDITION);
   CHECK(hgca_end_step(rt) == HGCA_FAILED_PRECONDITION);
   CHECK(hgca_get_layer_stats(rt, kLayers, &stats, 0, 0) == HGCA_INVALID_ARGUMENT);
   CHECK(contains(hgca_last_error(), "layer = 2"));

@@ -36,6 +36,7 @@ typedef struct hgca_options {
   float alpha, beta;
   int32_t min_keep, reeval_min_tokens, heads_per_task;
   hgca_backend backend;
+  int32_t max_sequences;
   int32_t threads;
   int32_t deterministic; /* 0 or 1 */
 } hgca_options;
@@ -61,9 +62,12 @@ hgca_status hgca_release_sequence(hgca_runtime* runtime, uint64_t seq_id);
 
 hgca_status hgca_begin_step(hgca_runtime* runtime, const uint64_t* seq_ids, const int32_t* n_new,
                             int32_t batch_size);
-/* lse_out [total_tokens, n_q_heads] may be NULL. */
+/* lse_out [total_tokens, n_q_heads] may be NULL. With the CUDA backend the tensors are device
+ * memory and the call is enqueued on `stream` (a cudaStream_t; NULL: the legacy default stream),
+ * as hgca::Runtime::attention documents; the host backend ignores `stream`. */
 hgca_status hgca_attention(hgca_runtime* runtime, int32_t layer, int64_t total_tokens,
-                           const void* q, const void* k, const void* v, void* out, float* lse_out);
+                           const void* q, const void* k, const void* v, void* out, float* lse_out,
+                           void* stream);
 hgca_status hgca_end_step(hgca_runtime* runtime);
 
 /* context_tokens may be NULL; otherwise it must hold n_kv_heads entries. */

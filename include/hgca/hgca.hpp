@@ -80,6 +80,10 @@ struct Options {
 
   // --- execution ---
   Backend backend = Backend::kAuto;
+  /// Sequences alive at once. The CUDA backend pre-allocates every layer's window ring for this
+  /// many sequences (L × max_sequences × W × Hkv × D × 2 elements of device memory); add_sequence
+  /// beyond it fails with kOutOfMemory on either backend.
+  int32_t max_sequences = 16;
   int32_t threads = 0;         ///< CPU worker threads; 0 means all cores
   bool deterministic = false;  ///< re-evaluation publishes before the next call (for tests)
 };
@@ -133,9 +137,17 @@ class Runtime {
   /// The new queries attend causally to the sequence's whole history: exactly over the window and
   /// the new tokens, sparsely over the selected store. `lse_out` [T, Hq] (optional) receives the
   /// natural-log LSE of the scaled scores over everything attended.
+  ///
+  /// Host backend: host pointers; the call returns when out is written; `stream` is ignored.
+  /// CUDA backend: q, k, v, out and lse_out are device (or managed) memory, and `stream` is the
+  /// caller's cudaStream_t (nullptr: the legacy default stream). The call enqueues the work on
+  /// `stream` and returns without waiting; out is ready when the stream gets there. The CPU's part
+  /// starts when the stream has produced q and joins through the stream, so the calls of a step can
+  /// be captured into a CUDA graph (which then performs that step once when launched). Calls reuse
+  /// the runtime's buffers: the streams of successive calls must be ordered (e.g. one stream).
   virtual Status attention(int32_t layer, const TensorView& q, const TensorView& k,
                            const TensorView& v, const MutableTensorView& out,
-                           float* lse_out = nullptr) = 0;
+                           float* lse_out = nullptr, void* stream = nullptr) = 0;
 
   /// Ends the step; fails if some layer was not attended.
   virtual Status end_step() = 0;
@@ -150,7 +162,8 @@ class Runtime {
   /// [length, Hkv, D] in options().dtype, in token order (the layout attention() took them in).
   virtual Status read_kv(int32_t layer, SeqId id, void* k_out, void* v_out) const = 0;
 
-  /// Waits for asynchronous re-evaluations and publishes them.
+  /// Waits for all enqueued work (CUDA backend) and for asynchronous re-evaluations, and publishes
+  /// them. layer_stats, sequence_length and read_kv wait for enqueued work themselves.
   virtual Status synchronize() = 0;
 };
 

@@ -1,0 +1,20 @@
+// The zero-copy LSE merge on the GPU (DESIGN.md step 5): the window's partial state from device
+// memory and the CPU's from mapped pinned host memory, merged into the output in its dtype.
+// Host-only declaration; `stream` is a cudaStream_t.
+#pragma once
+
+#include <cstdint>
+
+#include "hgca/hgca.hpp"
+
+namespace hgca::merge {
+
+/// As merge_states (merge_host.hpp), for rows = tokens × heads rows of head_dim: o_a, lse_a and
+/// o_b, lse_b fp32 (natural-log LSE), any device-accessible memory (o_b, lse_b are read once, so
+/// mapped host memory costs one PCIe read); out [rows, head_dim] in `dtype`; lse_out optional.
+/// Any number of rows; an empty side (lse = -inf) passes the other through. Returns the CUDA error.
+int launch_merge_states(const float* o_a, const float* lse_a, const float* o_b, const float* lse_b,
+                        int64_t rows, int32_t head_dim, DType dtype, void* out, float* lse_out,
+                        void* stream);
+
+}  // namespace hgca::merge

@@ -1,0 +1,324 @@
+// The step protocol, validation and the CPU-side stages both backends share.
+#include "runtime_base.hpp"
+
+#include <fmt/ranges.h>
+#include <oneapi/tbb/parallel_for.h>
+
+#include <cmath>
+#include <cstring>
+#include <unordered_set>
+
+#include "cpu/attention_host.hpp"
+#include "dtype.hpp"
+#include "gpu/device.hpp"
+
+namespace hgca {
+
+Status validate_options(const Options& o) {
+  using enum StatusCode;
+  if (o.n_layers < 1) return error(kInvalidArgument, "n_layers = {}, expected ≥ 1", o.n_layers);
+  if (o.n_q_heads < 1) return error(kInvalidArgument, "n_q_heads = {}, expected ≥ 1", o.n_q_heads);
+  if (o.n_kv_heads < 1 || o.n_q_heads % o.n_kv_heads != 0) {
+    return error(kInvalidArgument, "n_kv_heads = {}, expected ≥ 1 and dividing n_q_heads = {}",
+                 o.n_kv_heads, o.n_q_heads);
+  }
+  if (o.head_dim < 8 || o.head_dim > 256 || o.head_dim % 8 != 0) {
+    return error(kUnsupported, "head_dim = {}, expected a multiple of 8 in [8, 256]", o.head_dim);
+  }
+  if (o.dtype != DType::kFloat32 && o.dtype != DType::kFloat16 && o.dtype != DType::kBFloat16) {
+    return error(kInvalidArgument, "dtype = {}, expected f32, f16 or bf16", static_cast<int>(o.dtype));
+  }
+  if (!(o.sm_scale >= 0.0f) || !std::isfinite(o.sm_scale)) {
+    return error(kInvalidArgument, "sm_scale = {}, expected finite ≥ 0 (0: 1/sqrt(head_dim))", o.sm_scale);
+  }
+  if (o.window_blocks < 1) return error(kInvalidArgument, "window_blocks = {}, expected ≥ 1", o.window_blocks);
+  if (o.block_tokens < 1) return error(kInvalidArgument, "block_tokens = {}, expected ≥ 1", o.block_tokens);
+  if (static_cast<int64_t>(o.window_blocks) * o.block_tokens > (int64_t{1} << 24)) {
+    return error(kInvalidArgument, "window_blocks × block_tokens = {}, expected ≤ 2^24 tokens",
+                 static_cast<int64_t>(o.window_blocks) * o.block_tokens);
+  }
+  if (!(o.alpha > 0.0f && o.alpha <= 1.0f)) return error(kInvalidArgument, "alpha = {}, expected in (0, 1]", o.alpha);
+  if (!(o.beta >= 0.0f) || !std::isfinite(o.beta)) {
+    return error(kInvalidArgument, "beta = {}, expected finite ≥ 0", o.beta);
+  }
+  if (o.min_keep < 0) return error(kInvalidArgument, "min_keep = {}, expected ≥ 0", o.min_keep);
+  if (o.reeval_min_tokens < 1) {
+    return error(kInvalidArgument, "reeval_min_tokens = {}, expected ≥ 1", o.reeval_min_tokens);
+  }
+  if (o.heads_per_task < 1 || o.heads_per_task > o.n_kv_heads) {
+    return error(kInvalidArgument, "heads_per_task = {}, expected in [1, n_kv_heads = {}]",
+                 o.heads_per_task, o.n_kv_heads);
+  }
+  if (o.max_sequences < 1) return error(kInvalidArgument, "max_sequences = {}, expected ≥ 1", o.max_sequences);
+  if (o.threads < 0) return error(kInvalidArgument, "threads = {}, expected ≥ 0 (0: all cores)", o.threads);
+  switch (o.backend) {
+    case Backend::kAuto:
+    case Backend::kHost: break;
+    case Backend::kCuda:
+      if (!built_with_cuda()) {
+        return error(kUnsupported, "backend = cuda: this build has no CUDA (configure with HGCA_CUDA=ON); use auto or host");
+      }
+      if (cuda_device_count() == 0) {
+        return error(kUnsupported, "backend = cuda: no usable CUDA device (cudaGetDeviceCount failed or found none); use auto or host");
+      }
+      break;
+    default: return error(kInvalidArgument, "backend = {}, expected auto, host or cuda", static_cast<int>(o.backend));
+  }
+  return Status::ok();
+}
+
+RuntimeBase::RuntimeBase(const Options& options)
+    : opt_(options),
+      sm_scale_(options.sm_scale > 0.0f ? options.sm_scale
+                                        : 1.0f / std::sqrt(static_cast<float>(options.head_dim))),
+      window_tokens_(static_cast<int64_t>(options.window_blocks) * options.block_tokens),
+      elem_size_(dtype_size(options.dtype)),
+      arena_(options.threads > 0 ? options.threads : tbb::task_arena::automatic),
+      layer_done_(static_cast<std::size_t>(options.n_layers), 0),
+      reevaluations_(static_cast<std::size_t>(options.n_layers), 0) {}
+
+RuntimeBase::~RuntimeBase() {
+  arena_.execute([&] { reeval_tasks_->wait(); });
+}
+
+Status RuntimeBase::add_sequence(SeqId id) {
+  return guarded([&]() -> Status {
+    if (in_step_) return error(StatusCode::kFailedPrecondition, "add_sequence: seq_id = {}: a step is open; add sequences between end_step and begin_step", id);
+    if (seqs_.contains(id)) return error(StatusCode::kInvalidArgument, "add_sequence: seq_id = {} already exists", id);
+    if (static_cast<int64_t>(seqs_.size()) >= opt_.max_sequences) {
+      return error(StatusCode::kOutOfMemory, "add_sequence: seq_id = {}: {} sequences are live, the most options.max_sequences = {} allows",
+                   id, seqs_.size(), opt_.max_sequences);
+    }
+    auto seq = make_sequence();
+    seq->pending.resize(static_cast<std::size_t>(opt_.n_layers));
+    seqs_.emplace(id, std::move(seq));
+    return Status::ok();
+  });
+}
+
+Status RuntimeBase::release_sequence(SeqId id) {
+  if (in_step_) return error(StatusCode::kFailedPrecondition, "release_sequence: seq_id = {}: a step is open; release sequences between end_step and begin_step", id);
+  auto it = seqs_.find(id);
+  if (it == seqs_.end()) return error(StatusCode::kNotFound, "release_sequence: seq_id = {} is unknown", id);
+  // Enqueued work may still write this sequence's store.
+  if (Status s = drain(); !s) return s;
+  // A re-evaluation still running keeps its own snapshot alive; its result is dropped.
+  drop_sequence(*it->second);
+  seqs_.erase(it);
+  return Status::ok();
+}
+
+Status RuntimeBase::begin_step(std::span<const SeqId> seq_ids, std::span<const int32_t> n_new) {
+  return guarded([&]() -> Status {
+    using enum StatusCode;
+    if (in_step_) return error(kFailedPrecondition, "begin_step: the previous step was not ended (call end_step first)");
+    if (seq_ids.empty()) return error(kInvalidArgument, "begin_step: seq_ids is empty, expected ≥ 1 sequence");
+    if (seq_ids.size() != n_new.size()) {
+      return error(kInvalidArgument, "begin_step: n_new.size() = {}, expected {} (one per seq_id)", n_new.size(), seq_ids.size());
+    }
+    auto step = std::make_shared<StepBatch>();
+    std::unordered_set<SeqId> seen;
+    for (std::size_t i = 0; i < seq_ids.size(); ++i) {
+      auto it = seqs_.find(seq_ids[i]);
+      if (it == seqs_.end()) return error(kNotFound, "begin_step: seq_ids[{}] = {} is unknown (add_sequence first)", i, seq_ids[i]);
+      if (!seen.insert(seq_ids[i]).second) return error(kInvalidArgument, "begin_step: seq_ids[{}] = {} appears twice", i, seq_ids[i]);
+      if (n_new[i] < 1) return error(kInvalidArgument, "begin_step: n_new[{}] = {}, expected ≥ 1", i, n_new[i]);
+      step->seqs.push_back(it->second.get());
+      step->n_new.push_back(n_new[i]);
+      step->offsets.push_back(step->offsets.back() + n_new[i]);
+    }
+    step_ = std::move(step);
+    std::fill(layer_done_.begin(), layer_done_.end(), 0);
+    in_step_ = true;
+    return Status::ok();
+  });
+}
+
+Status RuntimeBase::end_step() {
+  if (!in_step_) return error(StatusCode::kFailedPrecondition, "end_step: no step is open (call begin_step first)");
+  for (int32_t l = 0; l < opt_.n_layers; ++l) {
+    if (!layer_done_[l]) {
+      return error(StatusCode::kFailedPrecondition, "end_step: layer {} was not attended in this step (every layer once per step)", l);
+    }
+  }
+  for (int32_t i = 0; i < step_->size(); ++i) step_->seqs[i]->length += step_->n_new[i];
+  in_step_ = false;
+  step_.reset();
+  return Status::ok();
+}
+
+Status RuntimeBase::layer_stats(int32_t layer, LayerStats* out) const {
+  if (Status s = check_layer("layer_stats", layer); !s) return s;
+  if (!out) return error(StatusCode::kInvalidArgument, "layer_stats: out is null");
+  if (Status s = drain(); !s) return s;
+  LayerStats st;
+  st.context_tokens.assign(static_cast<std::size_t>(opt_.n_kv_heads), 0);
+  int64_t context_total = 0;
+  for (const auto& [id, seq] : seqs_) {
+    const auto& store = dram(*seq, layer);
+    ++st.sequences;
+    st.window_tokens += window_size(*seq, layer);
+    st.window_capacity += window_tokens_;
+    st.store_tokens += store.size();
+    for (int32_t h = 0; h < opt_.n_kv_heads; ++h) {
+      st.context_tokens[h] += store.store(h).context.size();
+      context_total += store.store(h).context.size();
+    }
+  }
+  if (st.store_tokens > 0) {
+    st.selected_fraction = static_cast<double>(context_total) /
+                           (static_cast<double>(st.store_tokens) * opt_.n_kv_heads);
+  }
+  st.reevaluations = reevaluations_[layer];
+  *out = std::move(st);
+  return Status::ok();
+}
+
+Status RuntimeBase::sequence_length(SeqId id, int64_t* out) const {
+  const SequenceState* seq = find(id);
+  if (!seq) return error(StatusCode::kNotFound, "sequence_length: seq_id = {} is unknown", id);
+  if (!out) return error(StatusCode::kInvalidArgument, "sequence_length: out is null");
+  *out = seq->length;
+  return Status::ok();
+}
+
+Status RuntimeBase::synchronize() {
+  if (Status s = drain(); !s) return s;
+  return guarded([&]() -> Status {
+    arena_.execute([&] { reeval_tasks_->wait(); });
+    for (auto& [id, seq] : seqs_) {
+      for (int32_t l = 0; l < opt_.n_layers; ++l) publish(*seq, l);
+    }
+    return Status::ok();
+  });
+}
+
+Status RuntimeBase::check_layer(const char* what, int32_t layer) const {
+  if (layer < 0 || layer >= opt_.n_layers) {
+    return error(StatusCode::kInvalidArgument, "{}: layer = {}, expected in [0, {})", what, layer, opt_.n_layers);
+  }
+  return Status::ok();
+}
+
+SequenceState* RuntimeBase::find(SeqId id) const {
+  auto it = seqs_.find(id);
+  return it == seqs_.end() ? nullptr : it->second.get();
+}
+
+int64_t RuntimeBase::read_store(const kvmgr::DramStore& store, std::byte* k_out, std::byte* v_out) const {
+  const std::size_t head_bytes = static_cast<std::size_t>(opt_.head_dim) * elem_size_;
+  const std::size_t row_bytes = head_bytes * opt_.n_kv_heads;
+  for (int64_t t = 0; t < store.size(); ++t) {
+    for (int32_t h = 0; h < opt_.n_kv_heads; ++h) {
+      std::memcpy(k_out + t * row_bytes + h * head_bytes, store.k(h, t), head_bytes);
+      std::memcpy(v_out + t * row_bytes + h * head_bytes, store.v(h, t), head_bytes);
+    }
+  }
+  return store.size();
+}
+
+Status RuntimeBase::validate_call(int32_t layer, const TensorView& q, const TensorView& k,
+                                  const TensorView& v, const MutableTensorView& out) const {
+  using enum StatusCode;
+  if (!in_step_) return error(kFailedPrecondition, "attention: no step is open (call begin_step first)");
+  if (Status s = check_layer("attention", layer); !s) return s;
+  if (layer_done_[layer]) return error(kFailedPrecondition, "attention: layer = {} was already attended in this step (every layer once per step)", layer);
+  const int64_t t = step_->tokens();
+  struct Arg {
+    const char* name;
+    const void* data;
+    DType dtype;
+    std::array<int64_t, 3> shape, expected;
+  };
+  const Arg args[] = {
+      {"q", q.data, q.dtype, q.shape, {t, opt_.n_q_heads, opt_.head_dim}},
+      {"k", k.data, k.dtype, k.shape, {t, opt_.n_kv_heads, opt_.head_dim}},
+      {"v", v.data, v.dtype, v.shape, {t, opt_.n_kv_heads, opt_.head_dim}},
+      {"out", out.data, out.dtype, out.shape, {t, opt_.n_q_heads, opt_.head_dim}},
+  };
+  for (const Arg& a : args) {
+    if (a.shape != a.expected) {
+      return error(kInvalidArgument, "attention: {}.shape = [{}], expected [{}] ([step tokens, {} heads, head_dim])",
+                   a.name, fmt::join(a.shape, ", "), fmt::join(a.expected, ", "),
+                   a.name[0] == 'k' || a.name[0] == 'v' ? "kv" : "q");
+    }
+    if (a.dtype != opt_.dtype) {
+      return error(kInvalidArgument, "attention: {}.dtype = {}, expected {} (the runtime's dtype)", a.name, to_string(a.dtype), to_string(opt_.dtype));
+    }
+    if (!a.data) return error(kInvalidArgument, "attention: {}.data is null", a.name);
+  }
+  return Status::ok();
+}
+
+void RuntimeBase::publish(SequenceState& seq, int32_t layer) {
+  auto& job = seq.pending[layer];
+  if (!job || !job->done.load(std::memory_order_acquire)) return;
+  dram(seq, layer).apply_reevaluation(job->weights, selection());
+  job.reset();
+  ++reevaluations_[layer];
+}
+
+void RuntimeBase::publish(const StepBatch& batch, int32_t layer) {
+  for (auto* seq : batch.seqs) publish(*seq, layer);
+}
+
+void RuntimeBase::sparse_attention(const StepBatch& batch, int32_t layer, const void* q, float* o,
+                                   float* lse) {
+  const int32_t hq = opt_.n_q_heads, hkv = opt_.n_kv_heads, d = opt_.head_dim, g = hq / hkv;
+  detail::dispatch_dtype(opt_.dtype, [&]<typename T>(T) {
+    arena_.execute([&] {
+      tbb::parallel_for(0, batch.size() * hkv, [&](int32_t task) {
+        const int32_t i = task / hkv, h = task % hkv;
+        const int64_t row0 = batch.offsets[i];
+        const auto& store = dram(*batch.seqs[i], layer).store(h);
+        const cpu::KvSegment<T> context{reinterpret_cast<const T*>(store.context_k.data()),
+                                        reinterpret_cast<const T*>(store.context_v.data()),
+                                        store.context.size(), d};
+        cpu::GroupAttentionParams<T> p;
+        p.q = static_cast<const T*>(q) + row0 * hq * d + static_cast<int64_t>(h) * g * d;
+        p.q_row_stride = static_cast<int64_t>(hq) * d;
+        p.n_rows = batch.n_new[i];
+        p.group = g;
+        p.head_dim = d;
+        p.sm_scale = sm_scale_;
+        p.segments = std::span(&context, 1);
+        p.o = o + (row0 * hq + static_cast<int64_t>(h) * g) * d;
+        p.o_row_stride = static_cast<int64_t>(hq) * d;
+        p.lse = lse + row0 * hq + static_cast<int64_t>(h) * g;
+        p.lse_row_stride = hq;
+        cpu::attend_group(p);
+      });
+    });
+  });
+}
+
+std::vector<std::shared_ptr<kvmgr::Reevaluation>> RuntimeBase::snapshot_reevaluations(
+    const StepBatch& batch, int32_t layer, const void* q) {
+  const int64_t q_row_bytes = static_cast<int64_t>(opt_.n_q_heads) * opt_.head_dim * elem_size_;
+  std::vector<std::shared_ptr<kvmgr::Reevaluation>> jobs(batch.seqs.size());
+  for (int32_t i = 0; i < batch.size(); ++i) {
+    const auto& store = dram(*batch.seqs[i], layer);
+    if (batch.n_new[i] >= opt_.reeval_min_tokens && store.size() > 0) {
+      jobs[i] = kvmgr::snapshot_for_reevaluation(
+          store, static_cast<const std::byte*>(q) + batch.offsets[i] * q_row_bytes, batch.n_new[i],
+          opt_.n_q_heads, opt_.head_dim, sm_scale_, opt_.dtype);
+    }
+  }
+  return jobs;
+}
+
+void RuntimeBase::start_reevaluations(const StepBatch& batch, int32_t layer,
+                                      std::vector<std::shared_ptr<kvmgr::Reevaluation>>& jobs) {
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (!jobs[i]) continue;
+    batch.seqs[i]->pending[layer] = jobs[i];  // supersedes an older, unpublished one
+    if (opt_.deterministic) {
+      kvmgr::run_reevaluation(*jobs[i]);
+      publish(*batch.seqs[i], layer);
+    } else {
+      arena_.execute([&] { reeval_tasks_->run([job = jobs[i]] { kvmgr::run_reevaluation(*job); }); });
+    }
+  }
+}
+
+}  // namespace hgca

@@ -1,0 +1,121 @@
+// What both backends share: option and call validation, the step protocol, the sequences' DRAM
+// stores with their re-evaluations, and the CPU's sparse attention over the context sets.
+#pragma once
+
+#include <fmt/format.h>
+#include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
+
+#include <memory>
+#include <new>
+#include <unordered_map>
+#include <vector>
+
+#include "hgca/hgca.hpp"
+#include "kvmgr/reevaluation.hpp"
+#include "kvmgr/store.hpp"
+
+namespace hgca {
+
+template <typename... Args>
+Status error(StatusCode code, fmt::format_string<Args...> format, Args&&... args) {
+  return {code, fmt::format(format, std::forward<Args>(args)...)};
+}
+
+/// Checks every field; `backend` is checked against what this build and machine offer.
+Status validate_options(const Options& o);
+
+/// A live sequence: its length and, per layer, the newest re-evaluation not yet published. Each
+/// backend derives its own with the window and the store.
+struct SequenceState {
+  int64_t length = 0;
+  std::vector<std::shared_ptr<kvmgr::Reevaluation>> pending;
+};
+
+/// The batch of one step, shared with the work it enqueues (which may run after the step ended).
+struct StepBatch {
+  std::vector<SequenceState*> seqs;
+  std::vector<int32_t> n_new;
+  std::vector<int64_t> offsets{0};  // row offset of each batch entry, then the total
+  int64_t tokens() const { return offsets.back(); }
+  int32_t size() const { return static_cast<int32_t>(seqs.size()); }
+};
+
+class RuntimeBase : public Runtime {
+ public:
+  explicit RuntimeBase(const Options& options);
+  ~RuntimeBase() override;
+
+  const Options& options() const override { return opt_; }
+  Status add_sequence(SeqId id) override;
+  Status release_sequence(SeqId id) override;
+  Status begin_step(std::span<const SeqId> seq_ids, std::span<const int32_t> n_new) override;
+  Status end_step() override;
+  Status layer_stats(int32_t layer, LayerStats* out) const override;
+  Status sequence_length(SeqId id, int64_t* out) const override;
+  Status synchronize() override;
+
+ protected:
+  // --- what a backend provides ---
+  virtual std::unique_ptr<SequenceState> make_sequence() = 0;
+  virtual void drop_sequence(SequenceState& /*seq*/) {}
+  virtual const kvmgr::DramStore& dram(const SequenceState& seq, int32_t layer) const = 0;
+  virtual kvmgr::DramStore& dram(SequenceState& seq, int32_t layer) = 0;
+  virtual int64_t window_size(const SequenceState& seq, int32_t layer) const = 0;
+  /// Waits until everything enqueued has run (the state the query functions read is then final).
+  virtual Status drain() const { return Status::ok(); }
+
+  /// Maps exceptions from allocation to a Status; nothing inside the runtime throws otherwise.
+  template <typename F>
+  static Status guarded(F&& f) {
+    try {
+      return f();
+    } catch (const std::bad_alloc&) {
+      return error(StatusCode::kOutOfMemory, "host memory exhausted");
+    } catch (const std::exception& e) {
+      return error(StatusCode::kInternal, "{}", e.what());
+    }
+  }
+
+  Status check_layer(const char* what, int32_t layer) const;
+  /// The step's state and the tensors' shapes and dtypes (not where the pointers point).
+  Status validate_call(int32_t layer, const TensorView& q, const TensorView& k, const TensorView& v,
+                       const MutableTensorView& out) const;
+  SequenceState* find(SeqId id) const;
+  /// Copies the store's entries, token-major [size, Hkv, D], to k_out and v_out; returns the count.
+  int64_t read_store(const kvmgr::DramStore& store, std::byte* k_out, std::byte* v_out) const;
+
+  kvmgr::SelectionParams selection() const { return {opt_.beta, opt_.min_keep, opt_.heads_per_task}; }
+  /// Publishes the newest finished re-evaluation of the batch's sequences at `layer`.
+  void publish(const StepBatch& batch, int32_t layer);
+  void publish(SequenceState& seq, int32_t layer);
+
+  /// The CPU's side of a step at `layer`: every (sequence, KV head)'s query rows attend to its
+  /// context set. q [T, Hq, D] in the runtime dtype (host memory); o [T, Hq, D] and lse [T, Hq] fp32.
+  void sparse_attention(const StepBatch& batch, int32_t layer, const void* q, float* o, float* lse);
+
+  /// Snapshots, for each batch entry that re-evaluates (an append of ≥ reeval_min_tokens with a
+  /// non-empty store), its store as it is now; entries that do not are null.
+  std::vector<std::shared_ptr<kvmgr::Reevaluation>> snapshot_reevaluations(const StepBatch& batch,
+                                                                           int32_t layer, const void* q);
+  /// Runs the snapshots (deterministic: now, publishing them; otherwise in the arena).
+  void start_reevaluations(const StepBatch& batch, int32_t layer,
+                           std::vector<std::shared_ptr<kvmgr::Reevaluation>>& jobs);
+
+  const Options opt_;
+  const float sm_scale_;
+  const int64_t window_tokens_;
+  const std::size_t elem_size_;
+  mutable tbb::task_arena arena_;
+  // Behind a pointer: task_group's destructor may throw, and ours must not (it waits first).
+  std::unique_ptr<tbb::task_group> reeval_tasks_ = std::make_unique<tbb::task_group>();
+  std::unordered_map<SeqId, std::unique_ptr<SequenceState>> seqs_;
+
+  // The open step.
+  bool in_step_ = false;
+  std::shared_ptr<const StepBatch> step_;
+  std::vector<uint8_t> layer_done_;
+  std::vector<int64_t> reevaluations_;
+};
+
+}  // namespace hgca

@@ -1,0 +1,163 @@
+// The host backend: the window lives in host memory and its dense attention runs on the CPU, so
+// every stage of the method runs (and is testable) on a machine without a GPU.
+#include <oneapi/tbb/parallel_for.h>
+
+#include <cstring>
+
+#include "cpu/attention_host.hpp"
+#include "dtype.hpp"
+#include "merge/merge_host.hpp"
+#include "runtime_backends.hpp"
+#include "runtime_base.hpp"
+
+namespace hgca {
+namespace {
+
+struct HostSequence final : SequenceState {
+  std::vector<kvmgr::SequenceKv> layers;
+};
+
+class HostRuntime final : public RuntimeBase {
+ public:
+  using RuntimeBase::RuntimeBase;
+
+  Backend backend() const override { return Backend::kHost; }
+
+  Status attention(int32_t layer, const TensorView& q, const TensorView& k, const TensorView& v,
+                   const MutableTensorView& out, float* lse_out, void* /*stream*/) override {
+    if (Status s = validate_call(layer, q, k, v, out); !s) return s;
+    return guarded([&]() -> Status {
+      detail::dispatch_dtype(opt_.dtype, [&]<typename T>(T) {
+        attend<T>(layer, static_cast<const T*>(q.data), static_cast<const T*>(k.data),
+                  static_cast<const T*>(v.data), static_cast<T*>(out.data), lse_out);
+      });
+      layer_done_[layer] = 1;
+      return Status::ok();
+    });
+  }
+
+  Status read_kv(int32_t layer, SeqId id, void* k_out, void* v_out) const override {
+    if (Status s = check_layer("read_kv", layer); !s) return s;
+    const auto* seq = static_cast<const HostSequence*>(find(id));
+    if (!seq) return error(StatusCode::kNotFound, "read_kv: seq_id = {} is unknown", id);
+    if (!k_out || !v_out) return error(StatusCode::kInvalidArgument, "read_kv: k_out and v_out must not be null");
+    if (in_step_) return error(StatusCode::kFailedPrecondition, "read_kv: a step is open; read between end_step and begin_step");
+    const auto& kv = seq->layers[layer];
+    const std::size_t head_bytes = static_cast<std::size_t>(opt_.head_dim) * elem_size_;
+    const std::size_t row_bytes = head_bytes * opt_.n_kv_heads;
+    auto* ko = static_cast<std::byte*>(k_out);
+    auto* vo = static_cast<std::byte*>(v_out);
+    const int64_t m = read_store(kv.dram(), ko, vo);
+    for (int64_t i = 0; i < kv.window().size(); ++i) {
+      const int64_t s = kv.window().slot(i);
+      std::memcpy(ko + (m + i) * row_bytes, kv.window().k(s), row_bytes);
+      std::memcpy(vo + (m + i) * row_bytes, kv.window().v(s), row_bytes);
+    }
+    return Status::ok();
+  }
+
+ private:
+  std::unique_ptr<SequenceState> make_sequence() override {
+    auto seq = std::make_unique<HostSequence>();
+    seq->layers.reserve(static_cast<std::size_t>(opt_.n_layers));
+    for (int32_t l = 0; l < opt_.n_layers; ++l) {
+      seq->layers.emplace_back(window_tokens_, opt_.block_tokens, opt_.n_kv_heads, opt_.head_dim, elem_size_);
+    }
+    return seq;
+  }
+  const kvmgr::DramStore& dram(const SequenceState& seq, int32_t layer) const override {
+    return static_cast<const HostSequence&>(seq).layers[layer].dram();
+  }
+  kvmgr::DramStore& dram(SequenceState& seq, int32_t layer) override {
+    return static_cast<HostSequence&>(seq).layers[layer].dram();
+  }
+  int64_t window_size(const SequenceState& seq, int32_t layer) const override {
+    return static_cast<const HostSequence&>(seq).layers[layer].window().size();
+  }
+  static kvmgr::SequenceKv& kv(SequenceState* seq, int32_t layer) {
+    return static_cast<HostSequence*>(seq)->layers[layer];
+  }
+
+  template <typename T>
+  void attend(int32_t layer, const T* q, const T* k, const T* v, T* out, float* lse_out) {
+    const StepBatch& step = *step_;
+    const int32_t hq = opt_.n_q_heads, hkv = opt_.n_kv_heads, d = opt_.head_dim, g = hq / hkv;
+    publish(step, layer);
+
+    // Partial states of the two sides, fp32: the window's (dense) and the context sets' (sparse).
+    const std::size_t rows = static_cast<std::size_t>(step.tokens()) * hq;
+    std::vector<float> o_window(rows * d), lse_window(rows), o_context(rows * d), lse_context(rows);
+    // weights[i * hkv + h]: the MAW observation `a` for sequence i's window ∪ new entries.
+    std::vector<std::vector<float>> weights(static_cast<std::size_t>(step.size()) * hkv);
+    for (int32_t i = 0; i < step.size(); ++i) {
+      const int64_t dense = kv(step.seqs[i], layer).window().size() + step.n_new[i];
+      for (int32_t h = 0; h < hkv; ++h) weights[i * hkv + h].resize(static_cast<std::size_t>(dense));
+    }
+
+    sparse_attention(step, layer, q, o_context.data(), lse_context.data());
+    arena_.execute([&] {
+      // Dense and exact over the window, then the new tokens causally.
+      tbb::parallel_for(0, step.size() * hkv, [&](int32_t task) {
+        const int32_t i = task / hkv, h = task % hkv;
+        const auto& window = kv(step.seqs[i], layer).window();
+        const int64_t row0 = step.offsets[i];
+        const int64_t token_stride = static_cast<int64_t>(hkv) * d;
+        std::vector<cpu::KvSegment<T>> segments;
+        for (const auto& run : window.runs()) {
+          if (run.count == 0) continue;
+          segments.push_back({reinterpret_cast<const T*>(window.k(run.first_slot)) + h * d,
+                              reinterpret_cast<const T*>(window.v(run.first_slot)) + h * d,
+                              run.count, token_stride});
+        }
+        segments.push_back({k + row0 * token_stride + h * d, v + row0 * token_stride + h * d,
+                            step.n_new[i], token_stride});
+        cpu::GroupAttentionParams<T> p;
+        p.q = q + row0 * hq * d + static_cast<int64_t>(h) * g * d;
+        p.q_row_stride = static_cast<int64_t>(hq) * d;
+        p.n_rows = step.n_new[i];
+        p.group = g;
+        p.head_dim = d;
+        p.sm_scale = sm_scale_;
+        p.segments = segments;
+        p.causal_offset = window.size();
+        p.o = o_window.data() + (row0 * hq + static_cast<int64_t>(h) * g) * d;
+        p.o_row_stride = static_cast<int64_t>(hq) * d;
+        p.lse = lse_window.data() + row0 * hq + static_cast<int64_t>(h) * g;
+        p.lse_row_stride = hq;
+        p.weights = weights[task].data();
+        cpu::attend_group(p);
+      });
+
+      constexpr int64_t kMergeRows = 256;
+      tbb::parallel_for(int64_t{0}, static_cast<int64_t>(rows), kMergeRows, [&](int64_t r0) {
+        const int64_t n = std::min<int64_t>(kMergeRows, static_cast<int64_t>(rows) - r0);
+        merge::merge_states(o_window.data() + r0 * d, lse_window.data() + r0, o_context.data() + r0 * d,
+                            lse_context.data() + r0, n, d, out + r0 * d, lse_out ? lse_out + r0 : nullptr);
+      });
+    });
+
+    // Re-evaluation judges the store as it was before this call's eviction (the entries this call
+    // evicts were just weighed densely by the same queries).
+    auto jobs = snapshot_reevaluations(step, layer, q);
+    const kvmgr::SelectionParams sel = selection();
+    arena_.execute([&] {
+      tbb::parallel_for(0, step.size(), [&](int32_t i) {
+        std::vector<const float*> w(static_cast<std::size_t>(hkv));
+        for (int32_t h = 0; h < hkv; ++h) w[h] = weights[i * hkv + h].data();
+        const int64_t token_stride = static_cast<int64_t>(hkv) * d;
+        kv(step.seqs[i], layer).commit(reinterpret_cast<const std::byte*>(k + step.offsets[i] * token_stride),
+                                       reinterpret_cast<const std::byte*>(v + step.offsets[i] * token_stride),
+                                       step.n_new[i], w, opt_.alpha, sel);
+      });
+    });
+    start_reevaluations(step, layer, jobs);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Runtime> make_host_runtime(const Options& options) {
+  return std::make_unique<HostRuntime>(options);
+}
+
+}  // namespace hgca
