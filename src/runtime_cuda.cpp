@@ -144,7 +144,11 @@ class CudaRuntime final : public RuntimeBase {
                    bytes >> 20, opt_.n_layers, opt_.max_sequences, window_tokens_, opt_.n_kv_heads, opt_.head_dim);
     }
     for (int32_t r = opt_.max_sequences - 1; r >= 0; --r) free_rings_.push_back(r);
-    return Status::ok();
+    // Decode steps of every sequence, a block of each evicted, never grow a buffer (nor wait).
+    gpu::WindowAttentionParams wp = window_params();
+    wp.batch = opt_.max_sequences;
+    return reserve(wp, opt_.max_sequences, static_cast<int64_t>(opt_.max_sequences) * opt_.block_tokens,
+                   static_cast<int32_t>(window_tokens_), 1, false);
   }
 
   Backend backend() const override { return Backend::kCuda; }
@@ -347,35 +351,12 @@ class CudaRuntime final : public RuntimeBase {
       reevaluates |= n >= opt_.reeval_min_tokens;
     }
 
-    gpu::WindowAttentionParams wp;
-    wp.dtype = opt_.dtype;
-    wp.n_q_heads = hq;
-    wp.n_kv_heads = hkv;
-    wp.head_dim = d;
-    wp.capacity = static_cast<int32_t>(window_tokens_);
-    wp.sm_scale = sm_scale_;
-    wp.alpha = opt_.alpha;
+    gpu::WindowAttentionParams wp = window_params();
     wp.seqs = wseqs.data();
     wp.batch = step.size();
+    if (Status s = reserve(wp, tokens, staged, max_w, max_new, capturing); !s) return s;
     const std::size_t rows = static_cast<std::size_t>(tokens) * hq;
     const std::size_t row_bytes = static_cast<std::size_t>(hkv) * d * elem_size_;
-    if (Status s = reserve_all(capturing, {
-            {&o_gpu_, rows * d * sizeof(float)},
-            {&lse_gpu_, rows * sizeof(float)},
-            {&obs_, static_cast<std::size_t>(tokens) * hkv * sizeof(float)},
-            {&attention_ws_, gpu::window_attention_workspace_bytes(wp, tokens, max_w, max_new)},
-            {&q_host_, rows * d * elem_size_},
-            {&o_cpu_, rows * d * sizeof(float)},
-            {&lse_cpu_, rows * sizeof(float)},
-            {&staging_k_dev_, staged * row_bytes},
-            {&staging_v_dev_, staged * row_bytes},
-            {&staging_maw_dev_, staged * hkv * sizeof(float)},
-            {&staging_k_, staged * row_bytes},
-            {&staging_v_, staged * row_bytes},
-            {&staging_maw_, staged * hkv * sizeof(float)}});
-        !s) {
-      return s;
-    }
 
     job->has_commit = staged > 0 || reevaluates;
 
@@ -458,16 +439,48 @@ class CudaRuntime final : public RuntimeBase {
     return Status::ok();
   }
 
-  /// Grows the buffers a call needs. Growing frees buffers that enqueued work may still use, so it
-  /// first waits for that work, which a stream being captured cannot do.
-  Status reserve_all(bool capturing, std::initializer_list<std::pair<Buffer*, std::size_t>> needs) {
+  gpu::WindowAttentionParams window_params() const {
+    gpu::WindowAttentionParams wp;
+    wp.dtype = opt_.dtype;
+    wp.n_q_heads = opt_.n_q_heads;
+    wp.n_kv_heads = opt_.n_kv_heads;
+    wp.head_dim = opt_.head_dim;
+    wp.capacity = static_cast<int32_t>(window_tokens_);
+    wp.sm_scale = sm_scale_;
+    wp.alpha = opt_.alpha;
+    return wp;
+  }
+
+  /// Grows the buffers a call of `tokens` new tokens and `staged` evicted entries needs. Growing
+  /// frees buffers that enqueued work may still use, so it first waits for that work, which a
+  /// stream being captured cannot do. init() sizes them for decode steps of max_sequences.
+  Status reserve(const gpu::WindowAttentionParams& wp, int64_t tokens, int64_t staged, int32_t max_w,
+                 int32_t max_new, bool capturing) {
+    const auto rows = static_cast<std::size_t>(tokens) * opt_.n_q_heads;
+    const std::size_t d = opt_.head_dim;
+    const std::size_t row_bytes = static_cast<std::size_t>(opt_.n_kv_heads) * d * elem_size_;
+    const std::size_t maw_bytes = static_cast<std::size_t>(staged) * opt_.n_kv_heads * sizeof(float);
+    const std::pair<Buffer*, std::size_t> needs[] = {
+        {&o_gpu_, rows * d * sizeof(float)},
+        {&lse_gpu_, rows * sizeof(float)},
+        {&obs_, static_cast<std::size_t>(tokens) * opt_.n_kv_heads * sizeof(float)},
+        {&attention_ws_, gpu::window_attention_workspace_bytes(wp, tokens, max_w, max_new)},
+        {&q_host_, rows * d * elem_size_},
+        {&o_cpu_, rows * d * sizeof(float)},
+        {&lse_cpu_, rows * sizeof(float)},
+        {&staging_k_dev_, staged * row_bytes},
+        {&staging_v_dev_, staged * row_bytes},
+        {&staging_maw_dev_, maw_bytes},
+        {&staging_k_, staged * row_bytes},
+        {&staging_v_, staged * row_bytes},
+        {&staging_maw_, maw_bytes}};
     bool grow = false;
     for (const auto& [buffer, bytes] : needs) grow |= !buffer->fits(bytes);
     if (!grow) return Status::ok();
     if (capturing) {
       return error(StatusCode::kFailedPrecondition,
-                   "attention: this step needs larger buffers than earlier steps, and the stream is being "
-                   "captured; run one step of this shape (tokens, window fill) before capturing it");
+                   "attention: this step needs larger buffers than earlier steps ({} new tokens, {} evicted), and the "
+                   "stream is being captured; run one step of this shape before capturing it", tokens, staged);
     }
     HGCA_CUDA_TRY(cudaDeviceSynchronize());
     for (const auto& [buffer, bytes] : needs) {

@@ -10,6 +10,8 @@
 #include <random>
 #include <vector>
 
+#include "backend.hpp"
+#include "devmem/devmem.hpp"
 #include "hgca/hgca.hpp"
 #include "reference/reference.hpp"
 
@@ -24,8 +26,13 @@ struct StepResult {
 class Harness {
  public:
   explicit Harness(const Options& options, uint64_t seed = 1) : opt_(options), rng_(seed) {
-    const Status s = Runtime::create(options, &rt_);
+    opt_.backend = kBackend;
+    const Status s = Runtime::create(opt_, &rt_);
     EXPECT_TRUE(s.is_ok()) << s.message();
+    if (kBackend == Backend::kCuda) {
+      const Status st = devmem::Stream::create(&stream_);
+      EXPECT_TRUE(st.is_ok()) << st.message();
+    }
   }
 
   Runtime& runtime() { return *rt_; }
@@ -64,10 +71,7 @@ class Harness {
                                 std::byte{0x7F});
       StepResult res;
       res.lse.assign(static_cast<std::size_t>(t * hq), std::nanf(""));
-      const Status s = rt_->attention(l, {qb.data(), opt_.dtype, {t, hq, d}}, {kb.data(), opt_.dtype, {t, hkv, d}},
-                                      {vb.data(), opt_.dtype, {t, hkv, d}}, {ob.data(), opt_.dtype, {t, hq, d}},
-                                      res.lse.data());
-      EXPECT_TRUE(s.is_ok()) << s.message();
+      call(l, t, qb, kb, vb, ob, res.lse);
       res.out = ref::decode(ob, opt_.dtype);
 
       int64_t row = 0;
@@ -91,12 +95,43 @@ class Harness {
   }
 
  private:
+  /// One attention call; on the CUDA backend through device memory on the harness's stream.
+  void call(int32_t l, int64_t t, const std::vector<std::byte>& qb, const std::vector<std::byte>& kb,
+            const std::vector<std::byte>& vb, std::vector<std::byte>& ob, std::vector<float>& lse) {
+    const int32_t hq = opt_.n_q_heads, hkv = opt_.n_kv_heads, d = opt_.head_dim;
+    const DType dt = opt_.dtype;
+    if (kBackend != Backend::kCuda) {
+      const Status s = rt_->attention(l, {qb.data(), dt, {t, hq, d}}, {kb.data(), dt, {t, hkv, d}},
+                                      {vb.data(), dt, {t, hkv, d}}, {ob.data(), dt, {t, hq, d}}, lse.data());
+      EXPECT_TRUE(s.is_ok()) << s.message();
+      return;
+    }
+    devmem::DeviceBuffer q, k, v, o, ls;
+    for (auto [buf, bytes] : {std::pair{&q, qb.size()}, {&k, kb.size()}, {&v, vb.size()}, {&o, ob.size()},
+                              {&ls, lse.size() * sizeof(float)}}) {
+      ASSERT_TRUE(buf->reserve(bytes).is_ok());
+    }
+    ASSERT_TRUE(q.upload(qb.data(), qb.size(), stream_).is_ok());
+    ASSERT_TRUE(k.upload(kb.data(), kb.size(), stream_).is_ok());
+    ASSERT_TRUE(v.upload(vb.data(), vb.size(), stream_).is_ok());
+    ASSERT_TRUE(o.fill(0x7F, ob.size(), stream_).is_ok());
+    ASSERT_TRUE(ls.fill(0xFF, lse.size() * sizeof(float), stream_).is_ok());  // NaN
+    const Status s = rt_->attention(l, {q.get(), dt, {t, hq, d}}, {k.get(), dt, {t, hkv, d}},
+                                    {v.get(), dt, {t, hkv, d}}, {o.get(), dt, {t, hq, d}},
+                                    static_cast<float*>(ls.get()), stream_.get());
+    EXPECT_TRUE(s.is_ok()) << s.message();
+    ASSERT_TRUE(o.download(ob.data(), ob.size(), stream_).is_ok());
+    ASSERT_TRUE(ls.download(lse.data(), lse.size() * sizeof(float), stream_).is_ok());
+    ASSERT_TRUE(stream_.synchronize().is_ok());
+  }
+
   struct History {
     std::vector<double> k, v;
   };
   Options opt_;
   std::mt19937_64 rng_;
   std::unique_ptr<Runtime> rt_;
+  devmem::Stream stream_;  // CUDA backend only
   std::map<std::pair<SeqId, int32_t>, History> history_;
 };
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backend.hpp"
 #include "hgca/hgca.hpp"
 #include "model/checkpoint.hpp"
 #include "model/exact_attention.hpp"
@@ -73,7 +74,7 @@ class StoriesTest : public ::testing::Test {
     o.n_kv_heads = shape.n_kv_heads;
     o.head_dim = shape.head_dim;
     o.dtype = DType::kFloat32;
-    o.backend = Backend::kHost;
+    o.backend = test::kBackend;
     o.window_blocks = window_blocks;
     o.block_tokens = block_tokens;
     o.beta = beta;

@@ -328,6 +328,7 @@ int run_synthetic(const Cli& cli) {
   o.head_dim = cli.head_dim;
   o.dtype = parse_dtype(cli.dtype.empty() ? "bf16" : cli.dtype);
   if (!cli.window_blocks_given) o.window_blocks = 8;  // a 512-token window under a 2048-token prompt
+  o.max_sequences = std::max(o.max_sequences, cli.synthetic.batch);
   std::unique_ptr<hgca::Runtime> runtime;
   Status status = hgca::Runtime::create(o, &runtime);
   if (!status) return fail(status);
@@ -404,7 +405,9 @@ int main(int argc, char** argv) {
   const std::string exec_group = "Execution";
   app.add_option("--dtype", cli.dtype, "element type of q, k, v and the KV cache (default: f32 with --model, bf16 "
                  "for the synthetic workload)")->check(CLI::IsMember({"f32", "bf16", "f16"}))->group(exec_group);
-  app.add_option("--backend", cli.backend, "where the window lives")->capture_default_str()
+  app.add_option("--backend", cli.backend, "where the window lives and is attended: cuda (the GPU; "
+                 "device memory, asynchronous), host (all on the CPU), auto (cuda when this build has CUDA and "
+                 "a GPU is usable, else host)")->capture_default_str()
       ->check(CLI::IsMember({"auto", "host", "cuda"}))->group(exec_group);
   app.add_option("--threads", o.threads, "CPU worker threads, 0 = all cores")->capture_default_str()
       ->group(exec_group);

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "devmem/devmem.hpp"
 #include "hgca/dtype.hpp"
 
 namespace hgca::decode {
@@ -110,6 +111,15 @@ Status run_synthetic(Runtime& runtime, const SyntheticWorkload& w,
   in.v.resize(in.q.size());
   std::vector<float> q, k, v;
   std::vector<std::byte> out_buf;
+  // The CUDA backend takes device memory: each layer's inputs are uploaded before the step's timer
+  // starts, and the timer stops when the stream has finished the step.
+  const bool cuda = runtime.backend() == Backend::kCuda;
+  devmem::Stream stream;
+  std::vector<devmem::DeviceBuffer> q_dev(in.q.size()), k_dev(in.q.size()), v_dev(in.q.size());
+  devmem::DeviceBuffer out_dev;
+  if (cuda) {
+    if (Status s = devmem::Stream::create(&stream); !s) return s;
+  }
   const int32_t prefill_steps = w.prefill_steps();
   const int64_t total_steps = int64_t{prefill_steps} + w.decode_steps;
   int64_t positions = 0;
@@ -128,6 +138,16 @@ Status run_synthetic(Runtime& runtime, const SyntheticWorkload& w,
       convert(o.dtype, v, in.v[li]);
     }
     out_buf.resize(in.q[0].size());
+    if (cuda) {
+      for (std::size_t l = 0; l < in.q.size(); ++l) {
+        for (auto [dev, host] : {std::pair{&q_dev[l], &in.q[l]}, {&k_dev[l], &in.k[l]}, {&v_dev[l], &in.v[l]}}) {
+          if (Status s = dev->reserve(host->size()); !s) return s;
+          if (Status s = dev->upload(host->data(), host->size(), stream); !s) return s;
+        }
+      }
+      if (Status s = out_dev.reserve(out_buf.size()); !s) return s;
+      if (Status s = stream.synchronize(); !s) return s;
+    }
     const std::vector<int32_t> n_new(ids.size(), n);
     const std::array<int64_t, 3> q_shape{T, o.n_q_heads, o.head_dim}, kv_shape{T, o.n_kv_heads, o.head_dim};
 
@@ -136,13 +156,21 @@ Status run_synthetic(Runtime& runtime, const SyntheticWorkload& w,
     if (!status) return status;
     for (int32_t l = 0; l < o.n_layers && status; ++l) {
       const auto li = static_cast<std::size_t>(l);
-      status = runtime.attention(l, TensorView{in.q[li].data(), o.dtype, q_shape},
-                                 TensorView{in.k[li].data(), o.dtype, kv_shape},
-                                 TensorView{in.v[li].data(), o.dtype, kv_shape},
-                                 MutableTensorView{out_buf.data(), o.dtype, q_shape});
+      if (cuda) {
+        status = runtime.attention(l, TensorView{q_dev[li].get(), o.dtype, q_shape},
+                                   TensorView{k_dev[li].get(), o.dtype, kv_shape},
+                                   TensorView{v_dev[li].get(), o.dtype, kv_shape},
+                                   MutableTensorView{out_dev.get(), o.dtype, q_shape}, nullptr, stream.get());
+      } else {
+        status = runtime.attention(l, TensorView{in.q[li].data(), o.dtype, q_shape},
+                                   TensorView{in.k[li].data(), o.dtype, kv_shape},
+                                   TensorView{in.v[li].data(), o.dtype, kv_shape},
+                                   MutableTensorView{out_buf.data(), o.dtype, q_shape});
+      }
     }
     if (!status) return status;
     status = runtime.end_step();
+    if (status && cuda) status = stream.synchronize();
     if (!status) return status;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 

@@ -13,7 +13,11 @@ Status HgcaAttention::create(const Options& options, std::unique_ptr<HgcaAttenti
   std::unique_ptr<Runtime> runtime;
   Status status = Runtime::create(options, &runtime);
   if (!status) return status;
-  out->reset(new HgcaAttention(std::move(runtime)));
+  std::unique_ptr<HgcaAttention> attention(new HgcaAttention(std::move(runtime)));
+  if (attention->runtime_->backend() == Backend::kCuda) {
+    if (Status s = devmem::Stream::create(&attention->stream_); !s) return s;
+  }
+  *out = std::move(attention);
   return Status::ok();
 }
 
@@ -45,12 +49,7 @@ Status HgcaAttention::attend(int32_t layer, std::span<const float> q, std::span<
             fmt::format("attend: expected q and out of {} elements and k, v of {} ([T={}, H, D={}]), got q {}, k {}, "
                         "v {}, out {}", q_elems, kv_elems, T, D, q.size(), k.size(), v.size(), out.size())};
   }
-  const std::array<int64_t, 3> q_shape{T, Hq, D}, kv_shape{T, Hkv, D};
-  if (o.dtype == DType::kFloat32) {
-    return runtime_->attention(layer, TensorView{q.data(), o.dtype, q_shape}, TensorView{k.data(), o.dtype, kv_shape},
-                               TensorView{v.data(), o.dtype, kv_shape},
-                               MutableTensorView{out.data(), o.dtype, q_shape});
-  }
+  if (o.dtype == DType::kFloat32) return call(layer, q.data(), k.data(), v.data(), out.data());
   q16_.resize(q_elems);
   k16_.resize(kv_elems);
   v16_.resize(kv_elems);
@@ -58,12 +57,35 @@ Status HgcaAttention::attend(int32_t layer, std::span<const float> q, std::span<
   convert_from_float(o.dtype, q, q16_.data());
   convert_from_float(o.dtype, k, k16_.data());
   convert_from_float(o.dtype, v, v16_.data());
-  Status status = runtime_->attention(layer, TensorView{q16_.data(), o.dtype, q_shape},
-                                      TensorView{k16_.data(), o.dtype, kv_shape},
-                                      TensorView{v16_.data(), o.dtype, kv_shape},
-                                      MutableTensorView{out16_.data(), o.dtype, q_shape});
+  Status status = call(layer, q16_.data(), k16_.data(), v16_.data(), out16_.data());
   if (status) convert_to_float(o.dtype, out16_.data(), out);
   return status;
+}
+
+Status HgcaAttention::call(int32_t layer, const void* q, const void* k, const void* v, void* out) {
+  const Options& o = runtime_->options();
+  const int64_t T = step_tokens_, Hq = o.n_q_heads, Hkv = o.n_kv_heads, D = o.head_dim;
+  const std::array<int64_t, 3> q_shape{T, Hq, D}, kv_shape{T, Hkv, D};
+  if (runtime_->backend() != Backend::kCuda) {
+    return runtime_->attention(layer, TensorView{q, o.dtype, q_shape}, TensorView{k, o.dtype, kv_shape},
+                               TensorView{v, o.dtype, kv_shape}, MutableTensorView{out, o.dtype, q_shape});
+  }
+  const auto q_bytes = static_cast<std::size_t>(T * Hq * D) * dtype_size(o.dtype);
+  const auto kv_bytes = static_cast<std::size_t>(T * Hkv * D) * dtype_size(o.dtype);
+  for (auto [buffer, bytes] : {std::pair{&q_dev_, q_bytes}, {&k_dev_, kv_bytes}, {&v_dev_, kv_bytes}, {&out_dev_, q_bytes}}) {
+    if (Status s = buffer->reserve(bytes); !s) return s;
+  }
+  Status s = q_dev_.upload(q, q_bytes, stream_);
+  if (s) s = k_dev_.upload(k, kv_bytes, stream_);
+  if (s) s = v_dev_.upload(v, kv_bytes, stream_);
+  if (s) {
+    s = runtime_->attention(layer, TensorView{q_dev_.get(), o.dtype, q_shape}, TensorView{k_dev_.get(), o.dtype, kv_shape},
+                            TensorView{v_dev_.get(), o.dtype, kv_shape},
+                            MutableTensorView{out_dev_.get(), o.dtype, q_shape}, nullptr, stream_.get());
+  }
+  if (s) s = out_dev_.download(out, q_bytes, stream_);
+  if (s) s = stream_.synchronize();
+  return s;
 }
 
 }  // namespace hgca::model

@@ -1,0 +1,331 @@
+// The CUDA backend as a CUDA op: asynchronous on the caller's stream, capturable into a graph, and
+// equal to the host backend; and the zero-copy merge kernel against its fp64 reference.
+#include <cuda_runtime.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "devmem/devmem.hpp"
+#include "gpu/stream_gate.hpp"
+#include "hgca/hgca.hpp"
+#include "merge/merge_cuda.hpp"
+#include "reference/reference.hpp"
+
+namespace hgca {
+namespace {
+
+using ::testing::HasSubstr;
+
+#define CUDA_OK(expr) ASSERT_EQ((expr), cudaSuccess) << #expr
+
+Options small_options(DType dtype) {
+  Options o;
+  o.n_layers = 3;
+  o.n_q_heads = 8;
+  o.n_kv_heads = 2;
+  o.head_dim = 64;
+  o.dtype = dtype;
+  o.window_blocks = 2;
+  o.block_tokens = 8;  // W = 16: decode steps evict a block every 8 steps
+  o.beta = 1.0f;       // real selection: the store and the context sets are in use
+  o.min_keep = 3;
+  o.reeval_min_tokens = 6;
+  o.deterministic = true;
+  o.threads = 2;
+  o.backend = Backend::kCuda;
+  return o;
+}
+
+/// Random q, k, v for every layer of one step, in the runtime's dtype (host bytes).
+struct StepInputs {
+  std::vector<std::vector<std::byte>> q, k, v;
+};
+
+StepInputs make_inputs(const Options& o, int64_t tokens, std::mt19937_64& rng) {
+  StepInputs in;
+  for (int32_t l = 0; l < o.n_layers; ++l) {
+    in.q.push_back(ref::encode(ref::normal(rng, tokens * o.n_q_heads * o.head_dim, 1.5), o.dtype));
+    in.k.push_back(ref::encode(ref::normal(rng, tokens * o.n_kv_heads * o.head_dim, 1.5), o.dtype));
+    in.v.push_back(ref::encode(ref::normal(rng, tokens * o.n_kv_heads * o.head_dim), o.dtype));
+  }
+  return in;
+}
+
+/// A CUDA runtime with its stream and per-layer device tensors; steps are enqueued whole.
+class Driver {
+ public:
+  explicit Driver(const Options& o) : opt_(o) {
+    Status s = Runtime::create(o, &rt_);
+    EXPECT_TRUE(s.is_ok()) << s.message();
+    s = devmem::Stream::create(&stream_);
+    EXPECT_TRUE(s.is_ok()) << s.message();
+    bufs_.resize(static_cast<std::size_t>(o.n_layers));
+  }
+  Runtime& rt() { return *rt_; }
+  const devmem::Stream& stream() const { return stream_; }
+
+  /// Uploads the inputs, then begin_step, attention for every layer on the stream, end_step. Does
+  /// not wait for the stream.
+  void enqueue_step(const std::vector<SeqId>& ids, const std::vector<int32_t>& n_new, const StepInputs& in) {
+    int64_t t = 0;
+    for (int32_t n : n_new) t += n;
+    tokens_ = t;
+    const DType dt = opt_.dtype;
+    const int32_t hq = opt_.n_q_heads, hkv = opt_.n_kv_heads, d = opt_.head_dim;
+    for (int32_t l = 0; l < opt_.n_layers; ++l) {
+      Layer& b = bufs_[l];
+      for (auto [buf, bytes] : {std::pair{&b.q, in.q[l].size()}, {&b.k, in.k[l].size()}, {&b.v, in.v[l].size()},
+                                {&b.out, in.q[l].size()}}) {
+        ASSERT_TRUE(buf->reserve(bytes).is_ok());
+      }
+      ASSERT_TRUE(b.q.upload(in.q[l].data(), in.q[l].size(), stream_).is_ok());
+      ASSERT_TRUE(b.k.upload(in.k[l].data(), in.k[l].size(), stream_).is_ok());
+      ASSERT_TRUE(b.v.upload(in.v[l].data(), in.v[l].size(), stream_).is_ok());
+    }
+    ASSERT_TRUE(stream_.synchronize().is_ok());  // uploads are not part of what a graph captures
+    if (before_attention) before_attention();
+    ASSERT_TRUE(rt_->begin_step(ids, n_new).is_ok());
+    for (int32_t l = 0; l < opt_.n_layers; ++l) {
+      Layer& b = bufs_[l];
+      const Status s = rt_->attention(l, {b.q.get(), dt, {t, hq, d}}, {b.k.get(), dt, {t, hkv, d}},
+                                      {b.v.get(), dt, {t, hkv, d}}, {b.out.get(), dt, {t, hq, d}}, nullptr,
+                                      stream_.get());
+      ASSERT_TRUE(s.is_ok()) << s.message();
+    }
+    ASSERT_TRUE(rt_->end_step().is_ok());
+  }
+
+  /// Every layer's output of the last step (waits for the stream).
+  std::vector<std::vector<std::byte>> outputs() {
+    std::vector<std::vector<std::byte>> out;
+    EXPECT_TRUE(stream_.synchronize().is_ok());
+    for (int32_t l = 0; l < opt_.n_layers; ++l) {
+      const std::size_t bytes = static_cast<std::size_t>(tokens_ * opt_.n_q_heads * opt_.head_dim) * dtype_size(opt_.dtype);
+      out.emplace_back(bytes);
+      EXPECT_TRUE(bufs_[l].out.download(out.back().data(), bytes, stream_).is_ok());
+    }
+    EXPECT_TRUE(stream_.synchronize().is_ok());
+    return out;
+  }
+
+  std::function<void()> before_attention;
+
+ private:
+  struct Layer {
+    devmem::DeviceBuffer q, k, v, out;
+  };
+  Options opt_;
+  std::unique_ptr<Runtime> rt_;
+  devmem::Stream stream_;
+  std::vector<Layer> bufs_;
+  int64_t tokens_ = 0;
+};
+
+void expect_same_history(Runtime& a, Runtime& b, SeqId id, const Options& o) {
+  int64_t len_a = 0, len_b = 0;
+  ASSERT_TRUE(a.sequence_length(id, &len_a).is_ok());
+  ASSERT_TRUE(b.sequence_length(id, &len_b).is_ok());
+  ASSERT_EQ(len_a, len_b);
+  const std::size_t bytes = static_cast<std::size_t>(len_a * o.n_kv_heads * o.head_dim) * dtype_size(o.dtype);
+  for (int32_t l = 0; l < o.n_layers; ++l) {
+    std::vector<std::byte> ka(bytes), va(bytes), kb(bytes), vb(bytes);
+    ASSERT_TRUE(a.read_kv(l, id, ka.data(), va.data()).is_ok());
+    ASSERT_TRUE(b.read_kv(l, id, kb.data(), vb.data()).is_ok());
+    EXPECT_EQ(ka, kb) << "layer " << l;
+    EXPECT_EQ(va, vb) << "layer " << l;
+    LayerStats sa, sb;
+    ASSERT_TRUE(a.layer_stats(l, &sa).is_ok());
+    ASSERT_TRUE(b.layer_stats(l, &sb).is_ok());
+    EXPECT_EQ(sa.context_tokens, sb.context_tokens) << "layer " << l;
+    EXPECT_EQ(sa.store_tokens, sb.store_tokens) << "layer " << l;
+  }
+}
+
+// Decode steps captured into CUDA graphs (one graph per step, launched once) give bit-identical
+// outputs, stores and context sets to the same steps called directly — across evictions.
+TEST(CudaGraph, CapturedDecodeStepsEqualDirectCalls) {
+  const Options o = small_options(DType::kBFloat16);
+  Driver direct(o), graphed(o);
+  const std::vector<SeqId> ids{5, 9};
+  for (SeqId id : ids) {
+    ASSERT_TRUE(direct.rt().add_sequence(id).is_ok());
+    ASSERT_TRUE(graphed.rt().add_sequence(id).is_ok());
+  }
+  std::mt19937_64 rng(3);
+  // Warm-up, called directly on both: a prompt longer than the window, then decode steps.
+  for (int step = 0; step < 12; ++step) {
+    const std::vector<int32_t> n_new = step == 0 ? std::vector<int32_t>{40, 23} : std::vector<int32_t>{1, 1};
+    const StepInputs in = make_inputs(o, n_new[0] + n_new[1], rng);
+    direct.enqueue_step(ids, n_new, in);
+    graphed.enqueue_step(ids, n_new, in);
+    ASSERT_EQ(direct.outputs(), graphed.outputs()) << "warm-up step " << step;
+  }
+  // 10 decode steps (some evict a block): each captured into a graph, then launched once.
+  for (int step = 0; step < 10; ++step) {
+    const StepInputs in = make_inputs(o, 2, rng);
+    direct.enqueue_step(ids, {1, 1}, in);
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    auto s = static_cast<cudaStream_t>(graphed.stream().get());
+    graphed.before_attention = [&] { ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess); };
+    graphed.enqueue_step(ids, {1, 1}, in);
+    graphed.before_attention = nullptr;
+    CUDA_OK(cudaStreamEndCapture(s, &graph));
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    CUDA_OK(cudaGraphLaunch(exec, s));
+    ASSERT_EQ(direct.outputs(), graphed.outputs()) << "captured step " << step;
+    CUDA_OK(cudaGraphExecDestroy(exec));
+    CUDA_OK(cudaGraphDestroy(graph));
+  }
+  for (SeqId id : ids) expect_same_history(direct.rt(), graphed.rt(), id, o);
+  LayerStats st;
+  ASSERT_TRUE(graphed.rt().layer_stats(0, &st).is_ok());
+  EXPECT_GT(st.store_tokens, 0);
+  EXPECT_LT(st.selected_fraction, 1.0);
+}
+
+// attention() enqueues and returns while the stream is still held by an earlier kernel: the
+// calling thread never waits for the GPU or for the CPU's part (decode steps, evictions included).
+TEST(CudaAsync, AttentionReturnsWhileTheStreamIsBusy) {
+  const Options o = small_options(DType::kFloat16);
+  Driver gated(o), plain(o);
+  ASSERT_TRUE(gated.rt().add_sequence(1).is_ok());
+  ASSERT_TRUE(plain.rt().add_sequence(1).is_ok());
+  std::mt19937_64 rng(11);
+  for (int step = 0; step < 20; ++step) {
+    const int32_t n = step == 0 ? 30 : 1;
+    const StepInputs in = make_inputs(o, n, rng);
+    plain.enqueue_step({1}, {n}, in);
+    if (step == 0) {  // a first prompt may grow the runtime's buffers, which waits: not gated
+      gated.enqueue_step({1}, {n}, in);
+      ASSERT_EQ(plain.outputs(), gated.outputs());
+      continue;
+    }
+    std::unique_ptr<test::StreamGate> gate;
+    gated.before_attention = [&] { gate = std::make_unique<test::StreamGate>(gated.stream().get()); };
+    gated.enqueue_step({1}, {n}, in);  // would hang here (until the gate times out) if it blocked
+    gate->open();
+    ASSERT_EQ(plain.outputs(), gated.outputs()) << "step " << step;
+    EXPECT_FALSE(gate->timed_out()) << "attention() waited for the stream";
+  }
+}
+
+TEST(CudaErrors, HostPointersAreRejectedByName) {
+  const Options o = small_options(DType::kFloat32);
+  std::unique_ptr<Runtime> rt;
+  ASSERT_TRUE(Runtime::create(o, &rt).is_ok());
+  ASSERT_EQ(rt->backend(), Backend::kCuda);
+  ASSERT_TRUE(rt->add_sequence(1).is_ok());
+  ASSERT_TRUE(rt->begin_step(std::vector<SeqId>{1}, std::vector<int32_t>{2}).is_ok());
+  std::vector<float> host(2 * 8 * 64);
+  devmem::DeviceBuffer dev;
+  ASSERT_TRUE(dev.reserve(host.size() * sizeof(float)).is_ok());
+  const DType dt = DType::kFloat32;
+  const Status s = rt->attention(0, {dev.get(), dt, {2, 8, 64}}, {host.data(), dt, {2, 2, 64}},
+                                 {dev.get(), dt, {2, 2, 64}}, {dev.get(), dt, {2, 8, 64}});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("k = "));
+  EXPECT_THAT(s.message(), HasSubstr("pageable host memory"));
+  // The runtime is as it was: the same layer can still be attended.
+  const Status ok = rt->attention(0, {dev.get(), dt, {2, 8, 64}}, {dev.get(), dt, {2, 2, 64}},
+                                  {dev.get(), dt, {2, 2, 64}}, {dev.get(), dt, {2, 8, 64}});
+  EXPECT_TRUE(ok.is_ok()) << ok.message();
+}
+
+// --- the merge kernel: fp64 reference, empty sides, mapped host memory, many heads ---
+
+struct MergeCase {
+  DType dtype;
+  int32_t head_dim;
+  int64_t rows;
+};
+
+class MergeKernel : public ::testing::TestWithParam<MergeCase> {};
+
+TEST_P(MergeKernel, MatchesTheReferenceReadingTheCpuSideFromMappedMemory) {
+  const MergeCase c = GetParam();
+  const int64_t n = c.rows * c.head_dim;
+  std::mt19937_64 rng(c.rows);
+  const auto oa = ref::normal(rng, n), ob = ref::normal(rng, n);
+  std::vector<float> la(c.rows), lb(c.rows);
+  std::uniform_real_distribution<double> u(-30.0, 30.0);
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  for (int64_t r = 0; r < c.rows; ++r) {
+    la[r] = static_cast<float>(u(rng));
+    lb[r] = static_cast<float>(u(rng));
+    switch (r % 7) {  // empty sides, both empty, far apart, equal
+      case 1: la[r] = -kInf; break;
+      case 2: lb[r] = -kInf; break;
+      case 3: la[r] = lb[r] = -kInf; break;
+      case 4: lb[r] = la[r] + 100.0f; break;
+      case 5: lb[r] = la[r]; break;
+      default: break;
+    }
+  }
+  std::vector<float> oa32(oa.begin(), oa.end()), ob32(ob.begin(), ob.end());
+  // The window's side in device memory, the CPU's in mapped pinned host memory (zero copy).
+  devmem::Stream stream;
+  ASSERT_TRUE(devmem::Stream::create(&stream).is_ok());
+  devmem::DeviceBuffer doa, dla, dout, dlse;
+  ASSERT_TRUE(doa.reserve(n * sizeof(float)).is_ok());
+  ASSERT_TRUE(dla.reserve(c.rows * sizeof(float)).is_ok());
+  const std::size_t out_bytes = static_cast<std::size_t>(n) * dtype_size(c.dtype);
+  ASSERT_TRUE(dout.reserve(out_bytes).is_ok());
+  ASSERT_TRUE(dlse.reserve(c.rows * sizeof(float)).is_ok());
+  ASSERT_TRUE(doa.upload(oa32.data(), n * sizeof(float), stream).is_ok());
+  ASSERT_TRUE(dla.upload(la.data(), c.rows * sizeof(float), stream).is_ok());
+  ASSERT_TRUE(dout.fill(0x7F, out_bytes, stream).is_ok());
+  float *mob = nullptr, *mlb = nullptr;
+  CUDA_OK(cudaHostAlloc(&mob, n * sizeof(float), cudaHostAllocMapped));
+  CUDA_OK(cudaHostAlloc(&mlb, c.rows * sizeof(float), cudaHostAllocMapped));
+  std::copy(ob32.begin(), ob32.end(), mob);
+  std::copy(lb.begin(), lb.end(), mlb);
+  ASSERT_EQ(merge::launch_merge_states(static_cast<float*>(doa.get()), static_cast<float*>(dla.get()), mob, mlb,
+                                       c.rows, c.head_dim, c.dtype, dout.get(), static_cast<float*>(dlse.get()),
+                                       stream.get()),
+            0);
+  std::vector<std::byte> out(out_bytes);
+  std::vector<float> lse(c.rows);
+  ASSERT_TRUE(dout.download(out.data(), out_bytes, stream).is_ok());
+  ASSERT_TRUE(dlse.download(lse.data(), c.rows * sizeof(float), stream).is_ok());
+  ASSERT_TRUE(stream.synchronize().is_ok());
+  CUDA_OK(cudaFreeHost(mob));
+  CUDA_OK(cudaFreeHost(mlb));
+
+  const std::vector<double> got = ref::decode(out, c.dtype);
+  const double tol = c.dtype == DType::kFloat32 ? 1e-6 : c.dtype == DType::kFloat16 ? 1e-3 : 8e-3;
+  for (int64_t r = 0; r < c.rows; ++r) {
+    std::vector<double> want;
+    double want_lse = 0;
+    ref::merge(std::vector<double>(oa32.begin() + r * c.head_dim, oa32.begin() + (r + 1) * c.head_dim), la[r],
+               std::vector<double>(ob32.begin() + r * c.head_dim, ob32.begin() + (r + 1) * c.head_dim), lb[r], want,
+               want_lse);
+    for (int32_t i = 0; i < c.head_dim; ++i) {
+      const double g = got[r * c.head_dim + i];
+      ASSERT_FALSE(std::isnan(g)) << "row " << r;
+      ASSERT_NEAR(g, want[i], tol * std::max(1.0, std::abs(want[i]))) << "row " << r << " elem " << i;
+    }
+    if (std::isinf(want_lse)) {
+      EXPECT_EQ(lse[r], -kInf) << "row " << r;
+    } else {
+      EXPECT_NEAR(lse[r], want_lse, 1e-5 * std::max(1.0, std::abs(want_lse))) << "row " << r;
+    }
+  }
+}
+
+// 32 × 32 rows of 128 (the benchmark's shape), head dims 8 and 256, and 70 000 rows: far more rows
+// than one block per token could hold.
+INSTANTIATE_TEST_SUITE_P(Shapes, MergeKernel,
+                         ::testing::Values(MergeCase{DType::kFloat32, 128, 1024}, MergeCase{DType::kBFloat16, 128, 1024},
+                                           MergeCase{DType::kFloat16, 8, 333}, MergeCase{DType::kBFloat16, 256, 77},
+                                           MergeCase{DType::kFloat32, 64, 70000}),
+                         [](const auto& p) {
+                           return std::string(to_string(p.param.dtype)) + "_d" + std::to_string(p.param.head_dim) +
+                                  "_rows" + std::to_string(p.param.rows);
+                         });
+
+}  // namespace
+}  // namespace hgca
