@@ -1,0 +1,248 @@
+// Launchers of the dense window attention (DESIGN.md steps 4 and 6): validation, dtype / head dim /
+// group dispatch, the choice between the decode (flash-decoding) path and the generic path, and
+// the layout of the caller's workspace. Everything is enqueued on the caller's stream with the
+// parameters by value, so a call can be captured in a CUDA graph.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include "gpu/window_attention.hpp"
+#include "gpu/window_attention_decode.cuh"
+#include "gpu/window_attention_generic.cuh"
+
+namespace hgca::gpu {
+namespace {
+
+using kernels::DecodeLayout;
+using kernels::KernelArgs;
+using kernels::SeqBatch;
+
+constexpr int kSplitGranule = 64;     // slice lengths are multiples of this
+constexpr int kMaxSplitKeys = 1024;   // bounds the split kernel's shared memory
+constexpr int kMaxSplits = 128;
+constexpr int kTargetBlocks = 1056;   // 8 resident split blocks per SM × 132 SMs on the H200
+constexpr std::size_t kAlign = 256;
+
+std::size_t align_up(std::size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Slices for `b` sequences of at most `max_keys` keys: enough blocks to fill the GPU, slices of
+/// 64..1024 keys. n_split never exceeds max(target(b), ceil(max_keys / 1024)), which
+/// workspace_bytes relies on.
+void choose_split(int64_t b, int32_t hkv, int64_t max_keys, int32_t* split, int32_t* n_split) {
+  const int64_t target = std::clamp<int64_t>(ceil_div(kTargetBlocks, b * hkv), 1, kMaxSplits);
+  int64_t sp = ceil_div(ceil_div(max_keys, target), kSplitGranule) * kSplitGranule;
+  sp = std::clamp<int64_t>(sp, kSplitGranule, kMaxSplitKeys);
+  *split = static_cast<int32_t>(sp);
+  *n_split = static_cast<int32_t>(ceil_div(max_keys, sp));
+}
+
+struct DecodeSizes {
+  std::size_t part_ml, part_o, scores, total;
+};
+DecodeSizes decode_sizes(int64_t b, int32_t hq, int32_t hkv, int32_t d, int64_t n_split,
+                         int64_t sc_stride) {
+  DecodeSizes z{};
+  z.part_ml = align_up(sizeof(float) * b * hq * n_split);
+  z.part_o = align_up(sizeof(float) * b * hq * n_split * d);
+  z.scores = align_up(sizeof(float) * b * hq * sc_stride);
+  z.total = 2 * z.part_ml + z.part_o + z.scores;
+  (void)hkv;
+  return z;
+}
+
+bool decode_dtype_and_dim(const WindowAttentionParams& p) {
+  return (p.dtype == DType::kFloat16 || p.dtype == DType::kBFloat16) &&
+         (p.head_dim == 64 || p.head_dim == 128 || p.head_dim == 256) &&
+         p.n_q_heads / p.n_kv_heads <= 8;
+}
+
+/// Raises a kernel's dynamic shared memory limit once (before any capture; idempotent).
+template <typename K>
+cudaError_t allow_smem(K* kernel, std::size_t bytes) {
+  if (bytes <= 48 * 1024) return cudaSuccess;
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(bytes));
+}
+
+template <typename T>
+cudaError_t launch_generic(const KernelArgs& a, const SeqBatch& sb, int32_t b, int32_t max_new,
+                           int32_t max_keys, cudaStream_t stream) {
+  const std::size_t smem_a = kernels::generic_attend_smem(a.head_dim);
+  const std::size_t smem_o = kernels::generic_observe_smem(a.head_dim);
+  // Set for the largest head dim once, so no attribute call happens inside a later capture.
+  static const cudaError_t attr_err = [] {
+    cudaError_t e = allow_smem(kernels::generic_attend_kernel<T>, kernels::generic_attend_smem(256));
+    if (e == cudaSuccess)
+      e = allow_smem(kernels::generic_observe_kernel<T>, kernels::generic_observe_smem(256));
+    return e;
+  }();
+  if (attr_err != cudaSuccess) return attr_err;
+  const dim3 grid_a(static_cast<unsigned>(ceil_div(int64_t{max_new} * a.group,
+                                                   kernels::kGenQueriesPerBlock)),
+                    a.n_kv_heads, b);
+  kernels::generic_attend_kernel<T><<<grid_a, kernels::kGenThreads, smem_a, stream>>>(a, sb);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  const dim3 grid_o(static_cast<unsigned>(ceil_div(max_keys, kernels::kGenKeyTile)), a.n_kv_heads,
+                    b);
+  kernels::generic_observe_kernel<T><<<grid_o, kernels::kGenThreads, smem_o, stream>>>(a, sb);
+  return cudaGetLastError();
+}
+
+template <typename T, int D, int GM>
+cudaError_t launch_decode_t(const KernelArgs& a, const SeqBatch& sb, int32_t b,
+                            const DecodeLayout& lay, cudaStream_t stream) {
+  static const cudaError_t attr_err = allow_smem(
+      kernels::decode_split_kernel<T, D, GM>, kernels::decode_split_smem(kMaxSplitKeys, GM, D));
+  if (attr_err != cudaSuccess) return attr_err;
+  const dim3 grid(lay.n_split, a.n_kv_heads, b);
+  kernels::decode_split_kernel<T, D, GM>
+      <<<grid, kernels::kDecThreads, kernels::decode_split_smem(lay.split, GM, D), stream>>>(a, sb,
+                                                                                              lay);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  kernels::decode_combine_kernel<<<grid, kernels::kCombineThreads, 0, stream>>>(a, sb, lay);
+  return cudaGetLastError();
+}
+
+template <typename T, int D>
+cudaError_t launch_decode_d(const KernelArgs& a, const SeqBatch& sb, int32_t b,
+                            const DecodeLayout& lay, cudaStream_t stream) {
+  if (a.group <= 1) return launch_decode_t<T, D, 1>(a, sb, b, lay, stream);
+  if (a.group <= 2) return launch_decode_t<T, D, 2>(a, sb, b, lay, stream);
+  if (a.group <= 4) return launch_decode_t<T, D, 4>(a, sb, b, lay, stream);
+  return launch_decode_t<T, D, 8>(a, sb, b, lay, stream);
+}
+
+template <typename T>
+cudaError_t launch_decode(const KernelArgs& a, const SeqBatch& sb, int32_t b,
+                          const DecodeLayout& lay, cudaStream_t stream) {
+  switch (a.head_dim) {
+    case 64: return launch_decode_d<T, 64>(a, sb, b, lay, stream);
+    case 128: return launch_decode_d<T, 128>(a, sb, b, lay, stream);
+    default: return launch_decode_d<T, 256>(a, sb, b, lay, stream);
+  }
+}
+
+bool aligned16(const void* x) { return reinterpret_cast<uintptr_t>(x) % 16 == 0; }
+
+/// One launch's worth (≤ kMaxLaunchBatch sequences).
+cudaError_t launch_chunk(const WindowAttentionParams& p, const KernelArgs& a, const WindowSeq* seqs,
+                         int32_t b, cudaStream_t stream) {
+  SeqBatch sb;
+  int32_t max_new = 0, max_keys = 0;
+  // The decode path reads rows with 16-byte loads; other pointers take the generic path.
+  bool decode = decode_dtype_and_dim(p) && aligned16(p.q) && aligned16(p.k_new) &&
+                aligned16(p.v_new) && aligned16(p.ring_k) && aligned16(p.ring_v);
+  for (int32_t i = 0; i < b; ++i) {
+    sb.seq[i] = seqs[i];
+    max_new = std::max(max_new, seqs[i].n_new);
+    max_keys = std::max(max_keys, seqs[i].w + seqs[i].n_new);
+    decode = decode && seqs[i].n_new == 1;
+  }
+  if (decode) {
+    DecodeLayout lay;
+    choose_split(b, p.n_kv_heads, max_keys, &lay.split, &lay.n_split);
+    lay.sc_stride = (max_keys + 3) / 4 * 4;
+    const DecodeSizes z =
+        decode_sizes(b, p.n_q_heads, p.n_kv_heads, p.head_dim, lay.n_split, lay.sc_stride);
+    const auto addr = reinterpret_cast<uintptr_t>(p.workspace);
+    if (p.workspace != nullptr && z.total <= p.workspace_bytes && addr % 16 == 0) {
+      auto* base = static_cast<char*>(p.workspace);
+      lay.part_m = reinterpret_cast<float*>(base);
+      lay.part_l = reinterpret_cast<float*>(base + z.part_ml);
+      lay.part_o = reinterpret_cast<float*>(base + 2 * z.part_ml);
+      lay.scores = reinterpret_cast<float*>(base + 2 * z.part_ml + z.part_o);
+      return p.dtype == DType::kFloat16 ? launch_decode<__half>(a, sb, b, lay, stream)
+                                        : launch_decode<__nv_bfloat16>(a, sb, b, lay, stream);
+    }
+    // A workspace sized for another call: the generic path needs none.
+  }
+  switch (p.dtype) {
+    case DType::kFloat16: return launch_generic<__half>(a, sb, b, max_new, max_keys, stream);
+    case DType::kBFloat16: return launch_generic<__nv_bfloat16>(a, sb, b, max_new, max_keys, stream);
+    case DType::kFloat32: break;
+  }
+  return launch_generic<float>(a, sb, b, max_new, max_keys, stream);
+}
+
+bool valid_shape(const WindowAttentionParams& p) {
+  return p.n_q_heads > 0 && p.n_kv_heads > 0 && p.n_q_heads % p.n_kv_heads == 0 &&
+         p.head_dim >= 8 && p.head_dim <= 256 && p.head_dim % 8 == 0 && p.capacity >= 0 &&
+         (p.dtype == DType::kFloat32 || p.dtype == DType::kFloat16 ||
+          p.dtype == DType::kBFloat16);
+}
+
+}  // namespace
+
+std::size_t window_attention_workspace_bytes(const WindowAttentionParams& p, int64_t total_new,
+                                             int32_t max_w, int32_t max_new) {
+  (void)total_new;
+  (void)max_new;  // any launch whose sequences all bring one token takes the decode path
+  if (!valid_shape(p) || !decode_dtype_and_dim(p) || max_w < 0) return 0;
+  // The largest decode layout of any launch of ≤ min(batch, 128) sequences (128 when batch is
+  // not set) of ≤ max_w + 1 keys. The generic path needs no workspace.
+  const int64_t max_keys = int64_t{max_w} + 1;
+  const int32_t b_max = p.batch > 0 ? std::min(p.batch, kMaxLaunchBatch) : kMaxLaunchBatch;
+  std::size_t best = 0;
+  for (int32_t b = 1; b <= b_max; ++b) {
+    int32_t split = 0, n_split = 0;
+    choose_split(b, p.n_kv_heads, max_keys, &split, &n_split);
+    // A shorter launch may take more slices than the longest (smaller slices), never more than
+    // target(b) or ceil(max_keys / 1024); bound by both.
+    const int64_t target = std::clamp<int64_t>(ceil_div(kTargetBlocks, int64_t{b} * p.n_kv_heads),
+                                               1, kMaxSplits);
+    const int64_t bound = std::max<int64_t>({n_split, std::min(target, ceil_div(max_keys, kSplitGranule)),
+                                             ceil_div(max_keys, kMaxSplitKeys)});
+    const DecodeSizes z =
+        decode_sizes(b, p.n_q_heads, p.n_kv_heads, p.head_dim, bound, (max_keys + 3) / 4 * 4);
+    best = std::max(best, z.total);
+  }
+  return best;
+}
+
+int launch_window_attention(const WindowAttentionParams& p, void* stream) {
+  if (p.batch == 0) return cudaSuccess;
+  if (!valid_shape(p) || p.batch < 0 || p.seqs == nullptr || p.q == nullptr ||
+      p.k_new == nullptr || p.v_new == nullptr || p.o == nullptr || p.lse == nullptr ||
+      p.obs_new == nullptr)
+    return cudaErrorInvalidValue;
+  for (int32_t i = 0; i < p.batch; ++i) {
+    const WindowSeq& s = p.seqs[i];
+    if (s.n_new < 1 || s.w < 0 || s.w > p.capacity || (s.w > 0 && (s.tail < 0 || s.tail >= p.capacity)) ||
+        s.q_row < 0 || s.obs_offset < 0 || s.ring < 0)
+      return cudaErrorInvalidValue;
+    if (s.w > 0 && (p.ring_k == nullptr || p.ring_v == nullptr || p.ring_maw == nullptr))
+      return cudaErrorInvalidValue;
+  }
+
+  KernelArgs a{};
+  a.q = p.q;
+  a.k_new = p.k_new;
+  a.v_new = p.v_new;
+  a.ring_k = p.ring_k;
+  a.ring_v = p.ring_v;
+  a.ring_maw = p.ring_maw;
+  a.o = p.o;
+  a.lse = p.lse;
+  a.obs_new = p.obs_new;
+  a.n_q_heads = p.n_q_heads;
+  a.n_kv_heads = p.n_kv_heads;
+  a.group = p.n_q_heads / p.n_kv_heads;
+  a.head_dim = p.head_dim;
+  a.capacity = p.capacity;
+  a.scale2 = p.sm_scale * kernels::kLog2e;
+  a.alpha = p.alpha;
+
+  auto* st = static_cast<cudaStream_t>(stream);
+  for (int32_t b0 = 0; b0 < p.batch; b0 += kMaxLaunchBatch) {
+    const int32_t b = std::min(kMaxLaunchBatch, p.batch - b0);
+    if (cudaError_t e = launch_chunk(p, a, p.seqs + b0, b, st); e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
+}  // namespace hgca::gpu
