@@ -1,0 +1,305 @@
+// One hybrid decode layer as the CUDA backend runs it — the window's dense attention on the GPU while
+// the CPU attends to 10 % of the store, then the zero-copy merge — against the obvious alternative:
+// copy all the offloaded KV to the GPU and attend to the whole context there. Both timed with CUDA
+// events in the same run. Also the merge kernel alone reading the CPU's state from mapped memory.
+//
+// The layer is assembled from the runtime's own stages (window kernel, the CPU side, the merge) on
+// synthetic state: filling a 128K-token store through the API would take the CPU's append path
+// minutes per sequence. Shapes: Hq 32, Hkv 8, D 128, bf16, window W = 1024.
+#include <benchmark/benchmark.h>
+#include <cuda_runtime.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu/attention_host.hpp"
+#include "dtype.hpp"
+#include "gpu/window_attention.hpp"
+#include "merge/merge_cuda.hpp"
+
+namespace {
+
+using hgca::detail::bf16_t;
+constexpr int32_t kHq = 32, kHkv = 8, kD = 128, kW = 1024;
+constexpr double kSelected = 0.10;
+
+#define BENCH_CUDA(expr)                                                              \
+  do {                                                                                \
+    if (cudaError_t bench_e = (expr); bench_e != cudaSuccess) {                       \
+      state.SkipWithError((std::string(#expr) + ": " + cudaGetErrorString(bench_e)).c_str()); \
+      return;                                                                         \
+    }                                                                                 \
+  } while (0)
+
+std::vector<bf16_t> random_bf16(std::size_t n, uint64_t seed) {
+  std::vector<bf16_t> v(n);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (auto& x : v) x = hgca::detail::from_float<bf16_t>(dist(rng));
+  return v;
+}
+
+/// Fills `bytes` at `dst` (device or pinned) from a 64 MiB random pattern.
+cudaError_t fill(void* dst, std::size_t bytes) {
+  static const std::vector<bf16_t> pattern = random_bf16(std::size_t{32} << 20, 5);
+  const std::size_t chunk = pattern.size() * sizeof(bf16_t);
+  for (std::size_t off = 0; off < bytes; off += chunk) {
+    if (cudaError_t e = cudaMemcpy(static_cast<char*>(dst) + off, pattern.data(), std::min(chunk, bytes - off),
+                                   cudaMemcpyDefault);
+        e != cudaSuccess) {
+      return e;
+    }
+  }
+  return cudaSuccess;
+}
+
+/// The CPU's side of the layer: the runtime's sparse attention over every (sequence, KV head)'s
+/// contiguous context cache (one decode query row, the G query heads of the KV head together).
+struct CpuSide {
+  tbb::task_arena* arena;
+  int32_t batch;
+  int64_t selected;
+  const std::vector<bf16_t>* k;  // [batch, Hkv, selected, D]
+  const std::vector<bf16_t>* v;
+  const bf16_t* q;               // pinned [batch, Hq, D]
+  float* o;                      // mapped [batch, Hq, D]
+  float* lse;                    // mapped [batch, Hq]
+
+  static void run(void* self) {
+    auto& s = *static_cast<CpuSide*>(self);
+    constexpr int32_t g = kHq / kHkv;
+    s.arena->execute([&] {
+      tbb::parallel_for(0, s.batch * kHkv, [&](int32_t task) {
+        const int32_t b = task / kHkv, h = task % kHkv;
+        const int64_t base = (static_cast<int64_t>(b) * kHkv + h) * s.selected * kD;
+        const hgca::cpu::KvSegment<bf16_t> context{s.k->data() + base, s.v->data() + base, s.selected, kD};
+        hgca::cpu::GroupAttentionParams<bf16_t> p;
+        p.q = s.q + (static_cast<int64_t>(b) * kHq + h * g) * kD;
+        p.q_row_stride = kHq * kD;
+        p.n_rows = 1;
+        p.group = g;
+        p.head_dim = kD;
+        p.sm_scale = 1.0f / std::sqrt(static_cast<float>(kD));
+        p.segments = std::span(&context, 1);
+        p.o = s.o + (static_cast<int64_t>(b) * kHq + h * g) * kD;
+        p.o_row_stride = kHq * kD;
+        p.lse = s.lse + static_cast<int64_t>(b) * kHq + h * g;
+        p.lse_row_stride = kHq;
+        hgca::cpu::attend_group(p);
+      });
+    });
+  }
+};
+
+/// Device and pinned memory for one shape, and the two ways of running the layer.
+void BM_DecodeLayer(benchmark::State& state) {
+  const auto context = state.range(0);
+  const auto batch = static_cast<int32_t>(state.range(1));
+  const bool hybrid = state.range(2) == 1;
+  const int64_t offloaded = context - kW;
+  const auto selected = static_cast<int64_t>(static_cast<double>(offloaded) * kSelected);
+  const std::size_t es = sizeof(bf16_t);
+
+  cudaStream_t s = nullptr, side = nullptr;
+  BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  BENCH_CUDA(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  cudaEvent_t start, stop, fork, cpu_done;
+  for (cudaEvent_t* ev : {&start, &stop}) BENCH_CUDA(cudaEventCreate(ev));
+  for (cudaEvent_t* ev : {&fork, &cpu_done}) BENCH_CUDA(cudaEventCreateWithFlags(ev, cudaEventDisableTiming));
+
+  // The query, the new token, the outputs; the GPU's keys: the window (hybrid) or everything.
+  const int64_t gpu_keys = hybrid ? kW : context - 1;  // + the new token = context keys in all
+  void *q, *k_new, *v_new, *ring_k, *ring_v, *out, *ws;
+  float *ring_maw, *o_gpu, *lse_gpu, *obs;
+  const std::size_t ring_bytes = static_cast<std::size_t>(batch) * kHkv * gpu_keys * kD * es;
+  BENCH_CUDA(cudaMalloc(&q, static_cast<std::size_t>(batch) * kHq * kD * es));
+  BENCH_CUDA(cudaMalloc(&k_new, static_cast<std::size_t>(batch) * kHkv * kD * es));
+  BENCH_CUDA(cudaMalloc(&v_new, static_cast<std::size_t>(batch) * kHkv * kD * es));
+  BENCH_CUDA(cudaMalloc(&ring_k, ring_bytes));
+  BENCH_CUDA(cudaMalloc(&ring_v, ring_bytes));
+  BENCH_CUDA(cudaMalloc(&ring_maw, static_cast<std::size_t>(batch) * kHkv * gpu_keys * sizeof(float)));
+  BENCH_CUDA(cudaMalloc(&out, static_cast<std::size_t>(batch) * kHq * kD * es));
+  BENCH_CUDA(cudaMalloc(&o_gpu, static_cast<std::size_t>(batch) * kHq * kD * sizeof(float)));
+  BENCH_CUDA(cudaMalloc(&lse_gpu, static_cast<std::size_t>(batch) * kHq * sizeof(float)));
+  BENCH_CUDA(cudaMalloc(&obs, static_cast<std::size_t>(batch) * kHkv * sizeof(float)));
+  for (void* p : {q, k_new, v_new, ring_k, ring_v}) {
+    BENCH_CUDA(fill(p, p == q ? static_cast<std::size_t>(batch) * kHq * kD * es
+                      : p == ring_k || p == ring_v ? ring_bytes
+                                                   : static_cast<std::size_t>(batch) * kHkv * kD * es));
+  }
+  BENCH_CUDA(cudaMemset(ring_maw, 0, static_cast<std::size_t>(batch) * kHkv * gpu_keys * sizeof(float)));
+
+  std::vector<hgca::gpu::WindowSeq> seqs(static_cast<std::size_t>(batch));
+  for (int32_t b = 0; b < batch; ++b) seqs[b] = {b, b * kHkv, 1, static_cast<int32_t>(gpu_keys), 0, b};
+  hgca::gpu::WindowAttentionParams wp;
+  wp.dtype = hgca::DType::kBFloat16;
+  wp.n_q_heads = kHq;
+  wp.n_kv_heads = kHkv;
+  wp.head_dim = kD;
+  wp.capacity = static_cast<int32_t>(gpu_keys);
+  wp.sm_scale = 1.0f / std::sqrt(static_cast<float>(kD));
+  wp.seqs = seqs.data();
+  wp.batch = batch;
+  const std::size_t ws_bytes = hgca::gpu::window_attention_workspace_bytes(wp, batch, static_cast<int32_t>(gpu_keys), 1);
+  BENCH_CUDA(cudaMalloc(&ws, std::max<std::size_t>(ws_bytes, 16)));
+  wp.q = q;
+  wp.k_new = k_new;
+  wp.v_new = v_new;
+  wp.ring_k = ring_k;
+  wp.ring_v = ring_v;
+  wp.ring_maw = ring_maw;
+  wp.o = o_gpu;
+  wp.lse = lse_gpu;
+  wp.obs_new = obs;
+  wp.workspace = ws;
+  wp.workspace_bytes = ws_bytes;
+
+  // Hybrid: the context caches in DRAM, the CPU's result in mapped memory. Peer: the offloaded KV
+  // in pinned memory, copied into the GPU's key range (after the window) before attending.
+  tbb::task_arena arena;
+  std::vector<bf16_t> ctx_k, ctx_v;
+  void *q_host = nullptr, *offload_k = nullptr, *offload_v = nullptr;
+  float *o_cpu = nullptr, *lse_cpu = nullptr;
+  const std::size_t offload_bytes = static_cast<std::size_t>(batch) * kHkv * (gpu_keys - kW) * kD * es;
+  CpuSide cpu{};
+  if (hybrid) {
+    ctx_k.resize(static_cast<std::size_t>(batch) * kHkv * selected * kD);
+    ctx_v.resize(ctx_k.size());
+    BENCH_CUDA(fill(ctx_k.data(), ctx_k.size() * es));
+    BENCH_CUDA(fill(ctx_v.data(), ctx_v.size() * es));
+    BENCH_CUDA(cudaHostAlloc(&q_host, static_cast<std::size_t>(batch) * kHq * kD * es, cudaHostAllocDefault));
+    BENCH_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&o_cpu), static_cast<std::size_t>(batch) * kHq * kD * 4, cudaHostAllocMapped));
+    BENCH_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&lse_cpu), static_cast<std::size_t>(batch) * kHq * 4, cudaHostAllocMapped));
+    cpu = {&arena, batch, selected, &ctx_k, &ctx_v, static_cast<const bf16_t*>(q_host), o_cpu, lse_cpu};
+  } else {
+    BENCH_CUDA(cudaHostAlloc(&offload_k, offload_bytes, cudaHostAllocDefault));
+    BENCH_CUDA(cudaHostAlloc(&offload_v, offload_bytes, cudaHostAllocDefault));
+    BENCH_CUDA(fill(offload_k, offload_bytes));
+    BENCH_CUDA(fill(offload_v, offload_bytes));
+  }
+
+  auto layer = [&]() -> cudaError_t {
+    cudaError_t e = cudaSuccess;
+    if (hybrid) {
+      if ((e = cudaEventRecord(fork, s)) || (e = cudaStreamWaitEvent(side, fork, 0)) ||
+          (e = cudaMemcpyAsync(q_host, q, static_cast<std::size_t>(batch) * kHq * kD * es, cudaMemcpyDeviceToHost, side)) ||
+          (e = cudaLaunchHostFunc(side, &CpuSide::run, &cpu)) || (e = cudaEventRecord(cpu_done, side)) ||
+          (e = static_cast<cudaError_t>(hgca::gpu::launch_window_attention(wp, s))) ||
+          (e = cudaStreamWaitEvent(s, cpu_done, 0))) {
+        return e;
+      }
+      return static_cast<cudaError_t>(hgca::merge::launch_merge_states(
+          o_gpu, lse_gpu, o_cpu, lse_cpu, static_cast<int64_t>(batch) * kHq, kD, hgca::DType::kBFloat16, out, nullptr, s));
+    }
+    // The offloaded KV of every (sequence, KV head) goes to its place in the GPU's key array: one
+    // copy per (sequence, head, K/V) of (context − W) rows; the window stays where it is.
+    for (int32_t b = 0; b < batch && e == cudaSuccess; ++b) {
+      for (int32_t h = 0; h < kHkv && e == cudaSuccess; ++h) {
+        const std::size_t rows = static_cast<std::size_t>(gpu_keys - kW);
+        const std::size_t dst = ((static_cast<std::size_t>(b) * kHkv + h) * gpu_keys) * kD * es;
+        const std::size_t src = ((static_cast<std::size_t>(b) * kHkv + h) * rows) * kD * es;
+        e = cudaMemcpyAsync(static_cast<char*>(ring_k) + dst, static_cast<char*>(offload_k) + src, rows * kD * es,
+                            cudaMemcpyHostToDevice, s);
+        if (e == cudaSuccess) {
+          e = cudaMemcpyAsync(static_cast<char*>(ring_v) + dst, static_cast<char*>(offload_v) + src, rows * kD * es,
+                              cudaMemcpyHostToDevice, s);
+        }
+      }
+    }
+    if (e != cudaSuccess) return e;
+    return static_cast<cudaError_t>(hgca::gpu::launch_window_attention(wp, s));
+  };
+
+  for (int i = 0; i < 3; ++i) BENCH_CUDA(layer());  // warm-up
+  BENCH_CUDA(cudaStreamSynchronize(s));
+  for (auto _ : state) {
+    BENCH_CUDA(cudaEventRecord(start, s));
+    BENCH_CUDA(layer());
+    BENCH_CUDA(cudaEventRecord(stop, s));
+    BENCH_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    state.SetIterationTime(ms / 1e3);
+  }
+  state.counters["context"] = static_cast<double>(context);
+  state.counters["batch"] = batch;
+  state.counters["selected_tokens"] = hybrid ? static_cast<double>(selected) : static_cast<double>(offloaded);
+  state.counters["cpu_kv_bytes"] = hybrid ? 2.0 * static_cast<double>(ctx_k.size()) * es : 0.0;
+  state.counters["pcie_kv_bytes"] = hybrid ? 0.0 : 2.0 * static_cast<double>(offload_bytes);
+  state.SetLabel(hybrid ? "hybrid: window on GPU ∥ 10% of store on CPU, merge" : "peer: copy offloaded KV, attend all on GPU");
+
+  cudaDeviceSynchronize();
+  for (void* p : {q, k_new, v_new, ring_k, ring_v, out, ws}) cudaFree(p);
+  for (float* p : {ring_maw, o_gpu, lse_gpu, obs}) cudaFree(p);
+  for (void* p : {q_host, offload_k, offload_v}) if (p) cudaFreeHost(p);
+  for (float* p : {o_cpu, lse_cpu}) if (p) cudaFreeHost(p);
+  for (cudaEvent_t e : {start, stop, fork, cpu_done}) cudaEventDestroy(e);
+  cudaStreamDestroy(s);
+  cudaStreamDestroy(side);
+}
+
+/// The merge of 32 tokens × 32 heads × 128 fp32, the CPU's side read from mapped pinned memory:
+/// launch plus PCIe. Rotates among 16 buffer sets so nothing stays in the GPU's L2.
+void BM_MergeZeroCopy(benchmark::State& state) {
+  constexpr int64_t kRows = 32 * 32;
+  constexpr int kSets = 16;
+  cudaStream_t s = nullptr;
+  BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaEvent_t start, stop;
+  BENCH_CUDA(cudaEventCreate(&start));
+  BENCH_CUDA(cudaEventCreate(&stop));
+  std::vector<float*> o_a(kSets), l_a(kSets), o_b(kSets), l_b(kSets), out(kSets);
+  const std::vector<bf16_t> noise = random_bf16(kRows * kD, 3);
+  std::vector<float> host(kRows * kD), lse(kRows);
+  for (std::size_t i = 0; i < host.size(); ++i) host[i] = hgca::detail::to_float(noise[i]);
+  for (int64_t r = 0; r < kRows; ++r) lse[r] = static_cast<float>(r % 13) - 6.0f;
+  for (int i = 0; i < kSets; ++i) {
+    BENCH_CUDA(cudaMalloc(&o_a[i], kRows * kD * 4));
+    BENCH_CUDA(cudaMalloc(&l_a[i], kRows * 4));
+    BENCH_CUDA(cudaMalloc(&out[i], kRows * kD * 4));
+    BENCH_CUDA(cudaHostAlloc(&o_b[i], kRows * kD * 4, cudaHostAllocMapped));
+    BENCH_CUDA(cudaHostAlloc(&l_b[i], kRows * 4, cudaHostAllocMapped));
+    BENCH_CUDA(cudaMemcpy(o_a[i], host.data(), kRows * kD * 4, cudaMemcpyHostToDevice));
+    BENCH_CUDA(cudaMemcpy(l_a[i], lse.data(), kRows * 4, cudaMemcpyHostToDevice));
+    std::memcpy(o_b[i], host.data(), kRows * kD * 4);
+    std::memcpy(l_b[i], lse.data(), kRows * 4);
+  }
+  int i = 0;
+  for (auto _ : state) {
+    BENCH_CUDA(cudaEventRecord(start, s));
+    BENCH_CUDA(static_cast<cudaError_t>(hgca::merge::launch_merge_states(
+        o_a[i], l_a[i], o_b[i], l_b[i], kRows, kD, hgca::DType::kFloat32, out[i], nullptr, s)));
+    BENCH_CUDA(cudaEventRecord(stop, s));
+    BENCH_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    state.SetIterationTime(ms / 1e3);
+    i = (i + 1) % kSets;
+  }
+  state.SetBytesProcessed(state.iterations() * kRows * (kD + 1) * 4);  // the mapped side's bytes
+  for (int j = 0; j < kSets; ++j) {
+    cudaFree(o_a[j]);
+    cudaFree(l_a[j]);
+    cudaFree(out[j]);
+    cudaFreeHost(o_b[j]);
+    cudaFreeHost(l_b[j]);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaStreamDestroy(s);
+}
+
+}  // namespace
+
+BENCHMARK(BM_MergeZeroCopy)->UseManualTime()->Unit(benchmark::kMicrosecond)->Repetitions(5)
+    ->ReportAggregatesOnly(true)->Iterations(2000);
+// {context, batch, hybrid (1) or peer (0)}
+BENCHMARK(BM_DecodeLayer)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20)
+    ->ArgsProduct({{32768, 131072}, {1, 16}, {1, 0}});
+
+BENCHMARK_MAIN();
