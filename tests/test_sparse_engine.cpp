@@ -172,7 +172,7 @@ TEST_P(SparseEngineIsa, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllPaths, SparseEngineIsa,
-    ::testing::Combine(::testing::Values(SparseIsa::kPortable, SparseIsa::kAvx2, SparseIsa::kAvx512),
+    ::testing::Combine(::testing::Values(SparseIsa::kPortable, SparseIsa::kAvx2, SparseIsa::kAvx512, SparseIsa::kAvx512Bf16),
                        ::testing::Values(DType::kBFloat16, DType::kFloat16, DType::kFloat32)),
     [](const auto& test) {
       return std::string(cpu::to_string(std::get<0>(test.param))) + "_" + to_string(std::get<1>(test.param));

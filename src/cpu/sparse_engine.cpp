@@ -38,6 +38,9 @@ arch::Kernels kernels_for(SparseIsa isa) {
 #if defined(HGCA_HAVE_AVX512_KERNELS)
     case SparseIsa::kAvx512: return arch::avx512_kernels();
 #endif
+#if defined(HGCA_HAVE_AVX512BF16_KERNELS)
+    case SparseIsa::kAvx512Bf16: return arch::avx512bf16_kernels();
+#endif
 #if defined(HGCA_HAVE_AVX2_KERNELS)
     case SparseIsa::kAvx2: return arch::avx2_kernels();
 #endif
@@ -87,6 +90,7 @@ const char* to_string(SparseIsa isa) {
     case SparseIsa::kAuto: return "auto";
     case SparseIsa::kAvx512: return "avx512";
     case SparseIsa::kAvx2: return "avx2";
+    case SparseIsa::kAvx512Bf16: return "avx512bf16";
     case SparseIsa::kPortable: return "portable";
   }
   return "unknown";
@@ -104,6 +108,12 @@ bool isa_supported(SparseIsa isa) {
 #else
       return false;
 #endif
+    case SparseIsa::kAvx512Bf16:
+#if defined(HGCA_HAVE_AVX512BF16_KERNELS)
+      return isa_supported(SparseIsa::kAvx512) && __builtin_cpu_supports("avx512bf16");
+#else
+      return false;
+#endif
     case SparseIsa::kAvx2:
 #if defined(HGCA_HAVE_AVX2_KERNELS)
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
@@ -116,6 +126,7 @@ bool isa_supported(SparseIsa isa) {
 }
 
 SparseIsa best_isa() {
+  if (isa_supported(SparseIsa::kAvx512Bf16)) return SparseIsa::kAvx512Bf16;
   if (isa_supported(SparseIsa::kAvx512)) return SparseIsa::kAvx512;
   if (isa_supported(SparseIsa::kAvx2)) return SparseIsa::kAvx2;
   return SparseIsa::kPortable;

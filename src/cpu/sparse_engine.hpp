@@ -14,8 +14,9 @@
 
 namespace hgca::cpu {
 
-/// Instruction-set path of the kernels. kAuto picks the best one the CPU has.
-enum class SparseIsa : int32_t { kAuto = 0, kAvx512 = 1, kAvx2 = 2, kPortable = 3 };
+/// Instruction-set path of the kernels. kAuto picks the best one the CPU has. kAvx512Bf16 is
+/// kAvx512 plus AVX512-BF16 dot products (vdpbf16ps) for q·k when the KV dtype is bf16.
+enum class SparseIsa : int32_t { kAuto = 0, kAvx512 = 1, kAvx2 = 2, kPortable = 3, kAvx512Bf16 = 4 };
 const char* to_string(SparseIsa isa);
 /// Whether this CPU (and this build) can run `isa`; kAuto and kPortable always can.
 bool isa_supported(SparseIsa isa);

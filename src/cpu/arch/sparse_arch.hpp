@@ -45,5 +45,8 @@ Kernels avx2_kernels();
 #if defined(HGCA_HAVE_AVX512_KERNELS)
 Kernels avx512_kernels();
 #endif
+#if defined(HGCA_HAVE_AVX512BF16_KERNELS)
+Kernels avx512bf16_kernels();
+#endif
 
 }  // namespace hgca::cpu::arch

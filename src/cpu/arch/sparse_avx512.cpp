@@ -6,14 +6,20 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "dtype.hpp"
 
+// sparse_avx512bf16.cpp compiles this file again with HGCA_AVX512_BF16 (and -mavx512bf16).
+#if defined(HGCA_AVX512_BF16)
+#define HGCA_ARCH_NS avx512bf16
+#else
 #define HGCA_ARCH_NS avx512
+#endif
 #include "cpu/arch/sparse_kernel.hpp"
 
 namespace hgca::cpu::arch {
-namespace avx512 {
+namespace HGCA_ARCH_NS {
 
 struct Avx512 {
   static constexpr int W = 16;
@@ -29,6 +35,24 @@ struct Avx512 {
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static float hsum(V x) { return _mm512_reduce_add_ps(x); }
+  /// The 16 horizontal sums of x[0..15], in order, by pairwise interleave-and-add (46 instructions).
+  static V reduce_w(const V* x) {
+    V a[8], b[4], c[2];
+    for (int i = 0; i < 8; ++i) {  // per 128-bit lane: [t0 t1 t0 t1] partial sums
+      a[i] = _mm512_add_ps(_mm512_unpacklo_ps(x[2 * i], x[2 * i + 1]), _mm512_unpackhi_ps(x[2 * i], x[2 * i + 1]));
+    }
+    for (int i = 0; i < 4; ++i) {  // per 128-bit lane: [t0 t1 t2 t3]
+      const __m512d lo = _mm512_unpacklo_pd(_mm512_castps_pd(a[2 * i]), _mm512_castps_pd(a[2 * i + 1]));
+      const __m512d hi = _mm512_unpackhi_pd(_mm512_castps_pd(a[2 * i]), _mm512_castps_pd(a[2 * i + 1]));
+      b[i] = _mm512_add_ps(_mm512_castpd_ps(lo), _mm512_castpd_ps(hi));
+    }
+    for (int i = 0; i < 2; ++i) {  // across 128-bit lanes
+      c[i] = _mm512_add_ps(_mm512_shuffle_f32x4(b[2 * i], b[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                           _mm512_shuffle_f32x4(b[2 * i], b[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    }
+    return _mm512_add_ps(_mm512_shuffle_f32x4(c[0], c[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_f32x4(c[0], c[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  }
   static float hmax(V x) { return _mm512_reduce_max_ps(x); }
 
   /// 2^x for x ≤ 0 (-inf → 0): 2^round(x) × p(x − round(x)), p the degree-7 Taylor polynomial (rel. error < 1e-7).
@@ -56,6 +80,27 @@ struct Avx512 {
   }
   static float to_float(fp16 x) { return _cvtsh_ss(x.bits); }
 
+#if defined(HGCA_AVX512_BF16)
+  /// bf16 K rows are dotted with bf16 queries by vdpbf16ps (products exact, sums in fp32), 32
+  /// elements per instruction and no widening; V still widens to fp32 (weights stay fp32).
+  template <class T>
+  static constexpr bool kDotBf16 = std::is_same_v<T, bf16>;
+  static __m512bh load_bf16_pairs(const bf16* p, int32_t remaining) {
+    const __m512i x = remaining >= 32 ? _mm512_loadu_si512(p)
+                                      : _mm512_maskz_loadu_epi16((1u << remaining) - 1, p);
+    return reinterpret_cast<const __m512bh&>(x);
+  }
+  static V dot_bf16(V acc, const float* q_pairs, __m512bh k) {
+    const __m512 q = _mm512_loadu_ps(q_pairs);
+    return _mm512_dpbf16_ps(acc, reinterpret_cast<const __m512bh&>(q), k);
+  }
+#else
+  template <class T>
+  static constexpr bool kDotBf16 = false;
+  static int load_bf16_pairs(const bf16*, int32_t) { return 0; }
+  static V dot_bf16(V acc, const float*, int) { return acc; }
+#endif
+
   template <class T>
   static V load_kv(const T* p) {
     if constexpr (sizeof(T) == 4) {
@@ -79,8 +124,12 @@ struct Avx512 {
   }
 };
 
-}  // namespace avx512
+}  // namespace HGCA_ARCH_NS
 
+#if defined(HGCA_AVX512_BF16)
+Kernels avx512bf16_kernels() { return avx512bf16::kernels<avx512bf16::Avx512>(); }
+#else
 Kernels avx512_kernels() { return avx512::kernels<avx512::Avx512>(); }
+#endif
 
 }  // namespace hgca::cpu::arch

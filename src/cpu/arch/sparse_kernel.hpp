@@ -57,23 +57,41 @@ inline typename A::V load_row(const T* p, int32_t j, int32_t d) {
   return j + A::W <= d ? A::template load_kv<T>(p + j) : A::template load_kv_tail<T>(p + j, d - j);
 }
 
-/// One block of nt ≤ W keys for queries [q0, q0 + QT).
+/// One block of nt ≤ W keys for queries [q0, q0 + QT). `scale` multiplies the scores when the
+/// queries are kept unscaled (the BF16 dot-product path).
 template <class A, class T, int QT>
 inline void block(const T* k, const T* v, int32_t nt, int32_t d, int32_t dp, const float* qb,
-                  float* ob, float* m, float* l) {
+                  float scale, float* ob, float* m, float* l) {
   using V = typename A::V;
   constexpr int W = A::W;
   alignas(64) float sc[QT][W];
-  // Scores: each K row is converted once and dotted with every query of the tile.
-  for (int32_t t = 0; t < nt; ++t) {
-    const T* kr = k + static_cast<int64_t>(t) * d;
-    V acc[QT];
-    for (int q = 0; q < QT; ++q) acc[q] = A::zero();
-    for (int32_t j = 0; j < dp; j += W) {
-      const V kv = load_row<A>(kr, j, d);
-      for (int q = 0; q < QT; ++q) acc[q] = A::fma(A::load(qb + q * dp + j), kv, acc[q]);
+  // Scores: each K row is loaded once and dotted with every query of the tile; the W rows' partial
+  // sums are reduced together (one transpose-reduction per query instead of W horizontal sums).
+  {
+    alignas(64) V red[QT][W];
+    for (int32_t t = 0; t < nt; ++t) {
+      const T* kr = k + static_cast<int64_t>(t) * d;
+      V acc[QT];
+      for (int q = 0; q < QT; ++q) acc[q] = A::zero();
+      if constexpr (A::template kDotBf16<T>) {
+        for (int32_t j = 0; j < d; j += 2 * W) {
+          const auto kp = A::load_bf16_pairs(kr + j, d - j);
+          for (int q = 0; q < QT; ++q) acc[q] = A::dot_bf16(acc[q], qb + q * dp + j / 2, kp);
+        }
+      } else {
+        for (int32_t j = 0; j < dp; j += W) {
+          const V kv = load_row<A>(kr, j, d);
+          for (int q = 0; q < QT; ++q) acc[q] = A::fma(A::load(qb + q * dp + j), kv, acc[q]);
+        }
+      }
+      for (int q = 0; q < QT; ++q) red[q][t] = acc[q];
     }
-    for (int q = 0; q < QT; ++q) sc[q][t] = A::hsum(acc[q]);
+    for (int q = 0; q < QT; ++q) {
+      for (int32_t t = nt; t < W; ++t) red[q][t] = A::zero();
+      V s = A::reduce_w(red[q]);
+      if constexpr (A::template kDotBf16<T>) s = A::mul(s, A::set1(scale));
+      A::store(sc[q], s);
+    }
   }
   // Online softmax: new running max, rescale factor of the old state, this block's weights.
   alignas(64) float pw[QT][W];
@@ -126,7 +144,13 @@ void unit(const UnitParams& p) {
   const T* q_in = static_cast<const T*>(p.q);
   for (int32_t q = 0; q < nq; ++q) {
     const T* src = q_in + (q / group) * p.q_row_stride + (q % group) * d;
-    for (int32_t i = 0; i < d; ++i) qs[q * dp + i] = A::to_float(src[i]) * scale;
+    if constexpr (A::template kDotBf16<T>) {
+      // Raw bf16 pairs, zero-padded to 2W elements (fits: round_up(d, 2W) / 2 ≤ dp floats).
+      auto* dst = reinterpret_cast<T*>(qs + q * dp);
+      for (int32_t i = 0; i < d; ++i) dst[i] = src[i];
+    } else {
+      for (int32_t i = 0; i < d; ++i) qs[q * dp + i] = A::to_float(src[i]) * scale;
+    }
   }
 
   const T* k = static_cast<const T*>(p.k);
@@ -141,14 +165,14 @@ void unit(const UnitParams& p) {
       float* m = ms + q0;
       float* l = ls + q0;
       switch (nq - q0 < kMaxTile ? nq - q0 : kMaxTile) {
-        case 1: block<A, T, 1>(kb, vb, nt, d, dp, qb, ob, m, l); break;
-        case 2: block<A, T, 2>(kb, vb, nt, d, dp, qb, ob, m, l); break;
-        case 3: block<A, T, 3>(kb, vb, nt, d, dp, qb, ob, m, l); break;
-        case 4: block<A, T, 4>(kb, vb, nt, d, dp, qb, ob, m, l); break;
-        case 5: block<A, T, 5>(kb, vb, nt, d, dp, qb, ob, m, l); break;
-        case 6: block<A, T, 6>(kb, vb, nt, d, dp, qb, ob, m, l); break;
-        case 7: block<A, T, 7>(kb, vb, nt, d, dp, qb, ob, m, l); break;
-        default: block<A, T, 8>(kb, vb, nt, d, dp, qb, ob, m, l); break;
+        case 1: block<A, T, 1>(kb, vb, nt, d, dp, qb, scale, ob, m, l); break;
+        case 2: block<A, T, 2>(kb, vb, nt, d, dp, qb, scale, ob, m, l); break;
+        case 3: block<A, T, 3>(kb, vb, nt, d, dp, qb, scale, ob, m, l); break;
+        case 4: block<A, T, 4>(kb, vb, nt, d, dp, qb, scale, ob, m, l); break;
+        case 5: block<A, T, 5>(kb, vb, nt, d, dp, qb, scale, ob, m, l); break;
+        case 6: block<A, T, 6>(kb, vb, nt, d, dp, qb, scale, ob, m, l); break;
+        case 7: block<A, T, 7>(kb, vb, nt, d, dp, qb, scale, ob, m, l); break;
+        default: block<A, T, 8>(kb, vb, nt, d, dp, qb, scale, ob, m, l); break;
       }
     }
   }

@@ -47,6 +47,15 @@ struct Portable {
     for (float e : a.x) s += e;
     return s;
   }
+  static V reduce_w(const V* x) {
+    V r;
+    for (int i = 0; i < W; ++i) r.x[i] = hsum(x[i]);
+    return r;
+  }
+  template <class T>
+  static constexpr bool kDotBf16 = false;
+  static int load_bf16_pairs(const bf16*, int32_t) { return 0; }
+  static V dot_bf16(V acc, const float*, int) { return acc; }
   static float hmax(V a) {
     float s = a.x[0];
     for (float e : a.x) s = std::max(s, e);
