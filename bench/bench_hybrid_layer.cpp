@@ -3,7 +3,7 @@
 // copy all the offloaded KV to the GPU and attend to the whole context there. Both timed with CUDA
 // events in the same run. Also the merge kernel alone reading the CPU's state from mapped memory.
 //
-// The layer is assembled from the runtime's own stages (window kernel, the CPU side, the merge) on
+// The layer is assembled from the runtime's own stages (window kernel, sparse engine, merge) on
 // synthetic state: filling a 128K-token store through the API would take the CPU's append path
 // minutes per sequence. Shapes: Hq 32, Hkv 8, D 128, bf16, window W = 1024.
 #include <benchmark/benchmark.h>
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu/attention_host.hpp"
+#include "cpu/sparse_engine.hpp"
 #include "dtype.hpp"
 #include "gpu/window_attention.hpp"
 #include "merge/merge_cuda.hpp"
@@ -58,41 +58,17 @@ cudaError_t fill(void* dst, std::size_t bytes) {
   return cudaSuccess;
 }
 
-/// The CPU's side of the layer: the runtime's sparse attention over every (sequence, KV head)'s
+/// The CPU's side of the layer: the runtime's sparse engine over every (sequence, KV head)'s
 /// contiguous context cache (one decode query row, the G query heads of the KV head together).
 struct CpuSide {
   tbb::task_arena* arena;
-  int32_t batch;
-  int64_t selected;
-  const std::vector<bf16_t>* k;  // [batch, Hkv, selected, D]
-  const std::vector<bf16_t>* v;
-  const bf16_t* q;               // pinned [batch, Hq, D]
-  float* o;                      // mapped [batch, Hq, D]
-  float* lse;                    // mapped [batch, Hq]
+  const hgca::cpu::SparseEngine* engine;
+  std::vector<hgca::cpu::SparseItem> items;
 
   static void run(void* self) {
     auto& s = *static_cast<CpuSide*>(self);
-    constexpr int32_t g = kHq / kHkv;
-    s.arena->execute([&] {
-      tbb::parallel_for(0, s.batch * kHkv, [&](int32_t task) {
-        const int32_t b = task / kHkv, h = task % kHkv;
-        const int64_t base = (static_cast<int64_t>(b) * kHkv + h) * s.selected * kD;
-        const hgca::cpu::KvSegment<bf16_t> context{s.k->data() + base, s.v->data() + base, s.selected, kD};
-        hgca::cpu::GroupAttentionParams<bf16_t> p;
-        p.q = s.q + (static_cast<int64_t>(b) * kHq + h * g) * kD;
-        p.q_row_stride = kHq * kD;
-        p.n_rows = 1;
-        p.group = g;
-        p.head_dim = kD;
-        p.sm_scale = 1.0f / std::sqrt(static_cast<float>(kD));
-        p.segments = std::span(&context, 1);
-        p.o = s.o + (static_cast<int64_t>(b) * kHq + h * g) * kD;
-        p.o_row_stride = kHq * kD;
-        p.lse = s.lse + static_cast<int64_t>(b) * kHq + h * g;
-        p.lse_row_stride = kHq;
-        hgca::cpu::attend_group(p);
-      });
-    });
+    (void)s.engine->attend(hgca::DType::kBFloat16, kHq / kHkv, kD, 1.0f / std::sqrt(static_cast<float>(kD)),
+                           s.items, *s.arena);
   }
 };
 
@@ -162,6 +138,7 @@ void BM_DecodeLayer(benchmark::State& state) {
   // Hybrid: the context caches in DRAM, the CPU's result in mapped memory. Peer: the offloaded KV
   // in pinned memory, copied into the GPU's key range (after the window) before attending.
   tbb::task_arena arena;
+  const hgca::cpu::SparseEngine engine;
   std::vector<bf16_t> ctx_k, ctx_v;
   void *q_host = nullptr, *offload_k = nullptr, *offload_v = nullptr;
   float *o_cpu = nullptr, *lse_cpu = nullptr;
@@ -175,7 +152,17 @@ void BM_DecodeLayer(benchmark::State& state) {
     BENCH_CUDA(cudaHostAlloc(&q_host, static_cast<std::size_t>(batch) * kHq * kD * es, cudaHostAllocDefault));
     BENCH_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&o_cpu), static_cast<std::size_t>(batch) * kHq * kD * 4, cudaHostAllocMapped));
     BENCH_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&lse_cpu), static_cast<std::size_t>(batch) * kHq * 4, cudaHostAllocMapped));
-    cpu = {&arena, batch, selected, &ctx_k, &ctx_v, static_cast<const bf16_t*>(q_host), o_cpu, lse_cpu};
+    cpu = {&arena, &engine, {}};
+    constexpr int32_t g = kHq / kHkv;
+    for (int32_t b = 0; b < batch; ++b) {
+      for (int32_t h = 0; h < kHkv; ++h) {
+        const int64_t base = (static_cast<int64_t>(b) * kHkv + h) * selected * kD;
+        const int64_t row = static_cast<int64_t>(b) * kHq + h * g;
+        cpu.items.push_back({ctx_k.data() + base, ctx_v.data() + base, selected,
+                             static_cast<const bf16_t*>(q_host) + row * kD, kHq * kD, 1, o_cpu + row * kD, kHq * kD,
+                             lse_cpu + row, kHq});
+      }
+    }
   } else {
     BENCH_CUDA(cudaHostAlloc(&offload_k, offload_bytes, cudaHostAllocDefault));
     BENCH_CUDA(cudaHostAlloc(&offload_v, offload_bytes, cudaHostAllocDefault));

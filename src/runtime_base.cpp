@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <unordered_set>
 
 #include "cpu/attention_host.hpp"
@@ -265,31 +266,23 @@ void RuntimeBase::publish(const StepBatch& batch, int32_t layer) {
 void RuntimeBase::sparse_attention(const StepBatch& batch, int32_t layer, const void* q, float* o,
                                    float* lse) {
   const int32_t hq = opt_.n_q_heads, hkv = opt_.n_kv_heads, d = opt_.head_dim, g = hq / hkv;
-  detail::dispatch_dtype(opt_.dtype, [&]<typename T>(T) {
-    arena_.execute([&] {
-      tbb::parallel_for(0, batch.size() * hkv, [&](int32_t task) {
-        const int32_t i = task / hkv, h = task % hkv;
-        const int64_t row0 = batch.offsets[i];
-        const auto& store = dram(*batch.seqs[i], layer).store(h);
-        const cpu::KvSegment<T> context{reinterpret_cast<const T*>(store.context_k.data()),
-                                        reinterpret_cast<const T*>(store.context_v.data()),
-                                        store.context.size(), d};
-        cpu::GroupAttentionParams<T> p;
-        p.q = static_cast<const T*>(q) + row0 * hq * d + static_cast<int64_t>(h) * g * d;
-        p.q_row_stride = static_cast<int64_t>(hq) * d;
-        p.n_rows = batch.n_new[i];
-        p.group = g;
-        p.head_dim = d;
-        p.sm_scale = sm_scale_;
-        p.segments = std::span(&context, 1);
-        p.o = o + (row0 * hq + static_cast<int64_t>(h) * g) * d;
-        p.o_row_stride = static_cast<int64_t>(hq) * d;
-        p.lse = lse + row0 * hq + static_cast<int64_t>(h) * g;
-        p.lse_row_stride = hq;
-        cpu::attend_group(p);
-      });
-    });
-  });
+  const auto* q_bytes = static_cast<const std::byte*>(q);
+  // One engine call over the whole step's (sequence, KV head) items, each over its contiguous
+  // context cache.
+  std::vector<cpu::SparseItem> items(static_cast<std::size_t>(batch.size()) * hkv);
+  for (int32_t i = 0; i < batch.size(); ++i) {
+    for (int32_t h = 0; h < hkv; ++h) {
+      const auto& store = dram(*batch.seqs[i], layer).store(h);
+      const int64_t row = batch.offsets[i] * hq + static_cast<int64_t>(h) * g;
+      items[i * hkv + h] = {store.context_k.data(), store.context_v.data(), store.context.size(),
+                            q_bytes + row * d * static_cast<int64_t>(elem_size_), static_cast<int64_t>(hq) * d,
+                            batch.n_new[i], o + row * d, static_cast<int64_t>(hq) * d, lse + row, hq};
+    }
+  }
+  // Validated already (dtype, head_dim): a failure here is a bug.
+  if (const Status s = sparse_engine_.attend(opt_.dtype, g, d, sm_scale_, items, arena_); !s) {
+    throw std::logic_error(s.message());
+  }
 }
 
 std::vector<std::shared_ptr<kvmgr::Reevaluation>> RuntimeBase::snapshot_reevaluations(

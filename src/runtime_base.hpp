@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cpu/sparse_engine.hpp"
 #include "hgca/hgca.hpp"
 #include "kvmgr/reevaluation.hpp"
 #include "kvmgr/store.hpp"
@@ -107,6 +108,7 @@ class RuntimeBase : public Runtime {
   const int64_t window_tokens_;
   const std::size_t elem_size_;
   mutable tbb::task_arena arena_;
+  cpu::SparseEngine sparse_engine_;
   // Behind a pointer: task_group's destructor may throw, and ours must not (it waits first).
   std::unique_ptr<tbb::task_group> reeval_tasks_ = std::make_unique<tbb::task_group>();
   std::unordered_map<SeqId, std::unique_ptr<SequenceState>> seqs_;
