@@ -13,6 +13,9 @@ namespace hgca::gpu::kernels {
 inline constexpr int kDecThreads = 128;  // 4 warps
 inline constexpr int kDecWarps = kDecThreads / 32;
 inline constexpr int kCombineThreads = 256;
+/// Split blocks per SM asked of the register allocator (64 / 72 / 80 / 128 registers): enough
+/// warps with loads in flight to cover HBM latency, no spills (ptxas -v).
+constexpr int dec_min_blocks(int gm) { return gm == 1 ? 8 : gm == 2 ? 7 : gm == 4 ? 6 : 4; }
 
 /// Where one decode launch keeps its intermediates in the caller's workspace.
 struct DecodeLayout {
@@ -32,9 +35,33 @@ inline std::size_t decode_split_smem(int split, int gm, int d) {
   return sizeof(float) * (scores > reduce ? scores : reduce);
 }
 
+/// Sums v[0..GM) over the kTpk lanes sharing a key (lane index dl within them, kTpk ≥ GM, both
+/// powers of two). Returns the head whose total this lane then holds in v[0]; every lane of the
+/// group holds one head, and the kTpk / GM lanes with equal low bits hold the same head.
+template <int GM, int kTpk>
+__device__ __forceinline__ int reduce_scatter(float (&v)[GM], int dl) {
+  static_assert(kTpk >= GM, "one head per lane at least");
+  int head = 0;
+#pragma unroll
+  for (int cnt = GM, off = kTpk / 2; cnt > 1; cnt >>= 1, off >>= 1) {
+    const bool upper = (dl & off) != 0;
+#pragma unroll
+    for (int i = 0; i < cnt / 2; ++i) {
+      const float keep = upper ? v[i + cnt / 2] : v[i];
+      const float send = upper ? v[i] : v[i + cnt / 2];
+      v[i] = keep + __shfl_xor_sync(0xffffffffu, send, off);
+    }
+    if (upper) head += cnt / 2;
+  }
+#pragma unroll
+  for (int off = kTpk / (2 * GM); off > 0; off >>= 1)
+    v[0] += __shfl_xor_sync(0xffffffffu, v[0], off);
+  return head;
+}
+
 /// Grid (slices, Hkv, sequences). GM ≥ G is the group size compiled for (extra heads masked).
 template <typename T, int D, int GM>
-__global__ void __launch_bounds__(kDecThreads) decode_split_kernel(KernelArgs p, SeqBatch sb,
+__global__ void __launch_bounds__(kDecThreads, dec_min_blocks(GM)) decode_split_kernel(KernelArgs p, SeqBatch sb,
                                                                    DecodeLayout lay) {
   constexpr int kTpk = D / 8;             // lanes per key row (16 bytes each)
   constexpr int kKpw = 32 / kTpk;         // keys per warp per load
@@ -111,16 +138,11 @@ __global__ void __launch_bounds__(kDecThreads) decode_split_kernel(KernelArgs p,
         for (int e = 0; e < 8; ++e) acc = fmaf(q[g][e], kf[e], acc);
         sg[g] = acc;
       }
-#pragma unroll
-      for (int off = kTpk / 2; off > 0; off >>= 1) {
-#pragma unroll
-        for (int g = 0; g < GM; ++g) sg[g] += __shfl_xor_sync(0xffffffffu, sg[g], off);
-      }
-      if (jj < n && dl == 0) {
-#pragma unroll
-        for (int g = 0; g < GM; ++g)
-          if (g < G) sc[g * lay.split + jj] = sg[g];
-      }
+      // Sum over the key's kTpk lanes: reduce-scatter (each step halves the heads a lane
+      // carries) then a plain reduction; shuffles per key fall from GM·log2(kTpk) to about
+      // GM + log2(kTpk). Afterwards lane dl holds head reduce_head(dl).
+      const int mine = reduce_scatter<GM, kTpk>(sg, dl);
+      if (jj < n && (dl & (kTpk / GM - 1)) == 0 && mine < G) sc[mine * lay.split + jj] = sg[0];
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) cur[u] = nxt[u];
