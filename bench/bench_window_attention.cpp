@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -22,16 +23,13 @@ constexpr int32_t kHq = 32, kD = 128;
 constexpr std::size_t kMinWorkingSet = 256u << 20;  // > 4 × the H200's 60 MB L2
 constexpr int kMaxSets = 64;
 
-bool check(cudaError_t e, benchmark::State& state, const char* what) {
-  if (e == cudaSuccess) return true;
-  state.SkipWithError((std::string(what) + ": " + cudaGetErrorString(e)).c_str());
-  return false;
-}
-
-/// Fills `bytes` of device memory with random bf16 N(0, 1) values (a host chunk copied over).
+/// Fills `bytes` of device memory with random bf16 N(0, 1) values: one 16 MB host chunk, then
+/// device-to-device copies of it at seed-dependent offsets (fast; the data never repeats within
+/// any 8 MB window, and nothing is zero).
 cudaError_t fill_random_bf16(void* dst, std::size_t bytes, uint64_t seed) {
-  static std::vector<uint16_t> chunk = [] {
-    std::vector<uint16_t> v(std::size_t{16} << 20);
+  constexpr std::size_t kChunk = std::size_t{16} << 20;
+  static void* device_chunk = [] {
+    std::vector<uint16_t> v(kChunk / 2);
     std::mt19937_64 rng(7);
     std::normal_distribution<float> dist(0.0f, 1.0f);
     for (auto& x : v) {
@@ -40,20 +38,24 @@ cudaError_t fill_random_bf16(void* dst, std::size_t bytes, uint64_t seed) {
       std::memcpy(&u, &f, 4);
       x = static_cast<uint16_t>(u >> 16);
     }
-    return v;
+    void* d = nullptr;
+    if (cudaMalloc(&d, kChunk) != cudaSuccess ||
+        cudaMemcpy(d, v.data(), kChunk, cudaMemcpyHostToDevice) != cudaSuccess)
+      return static_cast<void*>(nullptr);
+    return d;
   }();
-  const std::size_t chunk_bytes = chunk.size() * 2;
+  if (device_chunk == nullptr) return cudaErrorMemoryAllocation;
   auto* d = static_cast<char*>(dst);
-  for (std::size_t off = 0; off < bytes; off += chunk_bytes) {
-    // Start each chunk at a seed-dependent offset so the sets differ.
-    const std::size_t shift = ((seed + off / chunk_bytes) * 4099 * 16) % (chunk_bytes / 2);
-    const std::size_t n = std::min(chunk_bytes / 2, bytes - off);
-    if (cudaError_t e = cudaMemcpy(d + off, reinterpret_cast<const char*>(chunk.data()) + shift, n,
-                                   cudaMemcpyHostToDevice);
+  constexpr std::size_t kPiece = kChunk / 2;
+  for (std::size_t off = 0; off < bytes; off += kPiece) {
+    const std::size_t shift = ((seed * 7919 + off / kPiece) * 4099 * 16) % kPiece;
+    const std::size_t n = std::min(kPiece, bytes - off);
+    if (cudaError_t e = cudaMemcpy(d + off, static_cast<const char*>(device_chunk) + shift, n,
+                                   cudaMemcpyDeviceToDevice);
         e != cudaSuccess)
       return e;
   }
-  return cudaSuccess;
+  return cudaDeviceSynchronize();
 }
 
 struct Set {
@@ -61,64 +63,81 @@ struct Set {
   float* maw = nullptr;
 };
 
-void BM_WindowDecode(benchmark::State& state) {
-  const auto batch = static_cast<int32_t>(state.range(0));
-  const auto hkv = static_cast<int32_t>(state.range(1));
-  const auto window = static_cast<int32_t>(state.range(2));
-  const std::size_t kv_row = std::size_t{kD} * 2;
-  const std::size_t ring_bytes = std::size_t(batch) * hkv * window * kv_row;  // K (or V)
-  const std::size_t kv_bytes = 2 * ring_bytes;  // what one call must read of the windows
-  const int n_sets = static_cast<int>(
-      std::clamp<std::size_t>((kMinWorkingSet + kv_bytes - 1) / kv_bytes, 1, kMaxSets));
-
-  std::vector<Set> sets(n_sets);
+/// The device buffers of one shape, kept across Google Benchmark's invocations of that shape
+/// (allocating and filling gigabytes on every invocation would dominate the run).
+struct Fixture {
+  int32_t batch = 0, hkv = 0, window = 0;
+  std::size_t ring_bytes = 0, kv_bytes = 0, ws_bytes = 0;
+  int n_sets = 0;
+  std::vector<Set> sets;
+  std::vector<hgca::gpu::WindowSeq> seqs;
   float *o = nullptr, *lse = nullptr, *obs = nullptr;
   void* ws = nullptr;
-  std::vector<hgca::gpu::WindowSeq> seqs(batch);
-  for (int32_t i = 0; i < batch; ++i)
-    seqs[i] = hgca::gpu::WindowSeq{i, int64_t{i} * hkv, 1, window, window / 3 + 1, i};
-
-  hgca::gpu::WindowAttentionParams p;
-  p.dtype = hgca::DType::kBFloat16;
-  p.n_q_heads = kHq;
-  p.n_kv_heads = hkv;
-  p.head_dim = kD;
-  p.capacity = window;
-  p.sm_scale = 1.0f / std::sqrt(float(kD));
-  p.alpha = 0.1f;
-  p.seqs = seqs.data();
-  p.batch = batch;
-  const std::size_t ws_bytes = hgca::gpu::window_attention_workspace_bytes(p, batch, window, 1);
   cudaStream_t stream = nullptr;
   cudaEvent_t ev0 = nullptr, ev1 = nullptr;
-  bool ok = check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), state, "stream") &&
-            check(cudaEventCreate(&ev0), state, "event") &&
-            check(cudaEventCreate(&ev1), state, "event") &&
-            check(cudaMalloc(&o, sizeof(float) * batch * kHq * kD), state, "malloc") &&
-            check(cudaMalloc(&lse, sizeof(float) * batch * kHq), state, "malloc") &&
-            check(cudaMalloc(&obs, sizeof(float) * batch * hkv), state, "malloc") &&
-            check(cudaMalloc(&ws, std::max<std::size_t>(ws_bytes, 256)), state, "malloc");
-  for (int s = 0; ok && s < n_sets; ++s) {
-    Set& x = sets[s];
-    ok = check(cudaMalloc(&x.ring_k, ring_bytes), state, "malloc ring") &&
-         check(cudaMalloc(&x.ring_v, ring_bytes), state, "malloc ring") &&
-         check(cudaMalloc(&x.q, std::size_t(batch) * kHq * kv_row), state, "malloc") &&
-         check(cudaMalloc(&x.k_new, std::size_t(batch) * hkv * kv_row), state, "malloc") &&
-         check(cudaMalloc(&x.v_new, std::size_t(batch) * hkv * kv_row), state, "malloc") &&
-         check(cudaMalloc(&x.maw, sizeof(float) * batch * hkv * window), state, "malloc") &&
-         check(fill_random_bf16(x.ring_k, ring_bytes, 4 * s), state, "fill") &&
-         check(fill_random_bf16(x.ring_v, ring_bytes, 4 * s + 1), state, "fill") &&
-         check(fill_random_bf16(x.q, std::size_t(batch) * kHq * kv_row, 4 * s + 2), state, "fill") &&
-         check(fill_random_bf16(x.k_new, std::size_t(batch) * hkv * kv_row, 4 * s + 3), state, "fill") &&
-         check(fill_random_bf16(x.v_new, std::size_t(batch) * hkv * kv_row, 4 * s + 5), state, "fill") &&
-         check(cudaMemset(x.maw, 0, sizeof(float) * batch * hkv * window), state, "memset");
+  hgca::gpu::WindowAttentionParams p;
+  cudaError_t error = cudaSuccess;
+  const char* failed = "";
+
+  bool ok(cudaError_t e, const char* what) {
+    if (e != cudaSuccess && error == cudaSuccess) {
+      error = e;
+      failed = what;
+    }
+    return error == cudaSuccess;
   }
-  p.o = o;
-  p.lse = lse;
-  p.obs_new = obs;
-  p.workspace = ws;
-  p.workspace_bytes = ws_bytes;
-  auto call = [&](int s) {
+
+  Fixture(int32_t b, int32_t h, int32_t w) : batch(b), hkv(h), window(w) {
+    const std::size_t kv_row = std::size_t{kD} * 2;
+    ring_bytes = std::size_t(batch) * hkv * window * kv_row;  // K (or V)
+    kv_bytes = 2 * ring_bytes;  // what one call must read of the windows
+    n_sets = static_cast<int>(
+        std::clamp<std::size_t>((kMinWorkingSet + kv_bytes - 1) / kv_bytes, 1, kMaxSets));
+    seqs.resize(batch);
+    for (int32_t i = 0; i < batch; ++i)  // the window full, its oldest entry mid-ring
+      seqs[i] = hgca::gpu::WindowSeq{i, int64_t{i} * hkv, 1, window, window / 3 + 1, i};
+    p.dtype = hgca::DType::kBFloat16;
+    p.n_q_heads = kHq;
+    p.n_kv_heads = hkv;
+    p.head_dim = kD;
+    p.capacity = window;
+    p.sm_scale = 1.0f / std::sqrt(float(kD));
+    p.alpha = 0.1f;
+    p.seqs = seqs.data();
+    p.batch = batch;
+    ws_bytes = hgca::gpu::window_attention_workspace_bytes(p, batch, window, 1);
+    ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream") &&
+        ok(cudaEventCreate(&ev0), "event") && ok(cudaEventCreate(&ev1), "event") &&
+        ok(cudaMalloc(&o, sizeof(float) * batch * kHq * kD), "malloc") &&
+        ok(cudaMalloc(&lse, sizeof(float) * batch * kHq), "malloc") &&
+        ok(cudaMalloc(&obs, sizeof(float) * batch * hkv), "malloc") &&
+        ok(cudaMalloc(&ws, std::max<std::size_t>(ws_bytes, 256)), "malloc");
+    sets.resize(n_sets);
+    for (int s = 0; error == cudaSuccess && s < n_sets; ++s) {
+      Set& x = sets[s];
+      ok(cudaMalloc(&x.ring_k, ring_bytes), "malloc ring") &&
+          ok(cudaMalloc(&x.ring_v, ring_bytes), "malloc ring") &&
+          ok(cudaMalloc(&x.q, std::size_t(batch) * kHq * kv_row), "malloc") &&
+          ok(cudaMalloc(&x.k_new, std::size_t(batch) * hkv * kv_row), "malloc") &&
+          ok(cudaMalloc(&x.v_new, std::size_t(batch) * hkv * kv_row), "malloc") &&
+          ok(cudaMalloc(&x.maw, sizeof(float) * batch * hkv * window), "malloc") &&
+          ok(fill_random_bf16(x.ring_k, ring_bytes, 4 * s), "fill") &&
+          ok(fill_random_bf16(x.ring_v, ring_bytes, 4 * s + 1), "fill") &&
+          ok(fill_random_bf16(x.q, std::size_t(batch) * kHq * kv_row, 4 * s + 2), "fill") &&
+          ok(fill_random_bf16(x.k_new, std::size_t(batch) * hkv * kv_row, 4 * s + 3), "fill") &&
+          ok(fill_random_bf16(x.v_new, std::size_t(batch) * hkv * kv_row, 4 * s + 5), "fill") &&
+          ok(cudaMemset(x.maw, 0, sizeof(float) * batch * hkv * window), "memset");
+    }
+    p.o = o;
+    p.lse = lse;
+    p.obs_new = obs;
+    p.workspace = ws;
+    p.workspace_bytes = ws_bytes;
+    for (int r = 0; error == cudaSuccess && r < n_sets; ++r) ok(call(r), "warm-up");
+    if (error == cudaSuccess) ok(cudaStreamSynchronize(stream), "warm-up sync");
+  }
+
+  cudaError_t call(int s) {
     p.ring_k = sets[s].ring_k;
     p.ring_v = sets[s].ring_v;
     p.q = sets[s].q;
@@ -126,51 +145,66 @@ void BM_WindowDecode(benchmark::State& state) {
     p.v_new = sets[s].v_new;
     p.ring_maw = sets[s].maw;
     return static_cast<cudaError_t>(hgca::gpu::launch_window_attention(p, stream));
-  };
-  const int reps = std::max(n_sets, 8);
-  for (int r = 0; ok && r < n_sets; ++r) ok = check(call(r), state, "warm-up");
-  ok = ok && check(cudaStreamSynchronize(stream), state, "warm-up sync");
+  }
 
-  double total_s = 0;
+  ~Fixture() {
+    for (Set& x : sets) {
+      cudaFree(x.ring_k);
+      cudaFree(x.ring_v);
+      cudaFree(x.q);
+      cudaFree(x.k_new);
+      cudaFree(x.v_new);
+      cudaFree(x.maw);
+    }
+    cudaFree(o);
+    cudaFree(lse);
+    cudaFree(obs);
+    cudaFree(ws);
+    if (ev0) cudaEventDestroy(ev0);
+    if (ev1) cudaEventDestroy(ev1);
+    if (stream) cudaStreamDestroy(stream);
+  }
+};
+
+void BM_WindowDecode(benchmark::State& state) {
+  const auto batch = static_cast<int32_t>(state.range(0));
+  const auto hkv = static_cast<int32_t>(state.range(1));
+  const auto window = static_cast<int32_t>(state.range(2));
+  static std::unique_ptr<Fixture> fx;
+  if (!fx || fx->batch != batch || fx->hkv != hkv || fx->window != window) {
+    fx.reset();  // free the previous shape first
+    fx = std::make_unique<Fixture>(batch, hkv, window);
+  }
+  Fixture& f = *fx;
+  if (f.error != cudaSuccess) {
+    state.SkipWithError((std::string(f.failed) + ": " + cudaGetErrorString(f.error)).c_str());
+    return;
+  }
+  const int reps = std::max(f.n_sets, 8);
+  std::vector<double> per_call;
   for (auto _ : state) {
-    if (!ok) break;
-    cudaEventRecord(ev0, stream);
-    for (int r = 0; r < reps; ++r)
-      if (!check(call(r % n_sets), state, "launch")) {
-        ok = false;
-        break;
-      }
-    cudaEventRecord(ev1, stream);
-    if (!ok || !check(cudaEventSynchronize(ev1), state, "sync")) break;
+    cudaEventRecord(f.ev0, f.stream);
+    for (int r = 0; r < reps; ++r) f.ok(f.call(r % f.n_sets), "launch");
+    cudaEventRecord(f.ev1, f.stream);
+    if (!f.ok(cudaEventSynchronize(f.ev1), "sync")) break;
     float ms = 0;
-    cudaEventElapsedTime(&ms, ev0, ev1);
-    const double per_call = ms * 1e-3 / reps;
-    total_s += per_call;
-    state.SetIterationTime(per_call);
+    cudaEventElapsedTime(&ms, f.ev0, f.ev1);
+    per_call.push_back(ms * 1e-3 / reps);
+    state.SetIterationTime(per_call.back());
   }
-  if (ok && state.iterations() > 0) {
-    const double t = total_s / static_cast<double>(state.iterations());
-    state.SetBytesProcessed(static_cast<int64_t>(kv_bytes) * state.iterations());
-    state.counters["us"] = t * 1e6;
-    state.counters["kv_TBps"] = static_cast<double>(kv_bytes) / t * 1e-12;
-    state.counters["sets"] = n_sets;
-    state.counters["workspace_MB"] = static_cast<double>(ws_bytes) / (1 << 20);
+  if (f.error != cudaSuccess) {
+    state.SkipWithError((std::string(f.failed) + ": " + cudaGetErrorString(f.error)).c_str());
+    return;
   }
-  for (Set& x : sets) {
-    cudaFree(x.ring_k);
-    cudaFree(x.ring_v);
-    cudaFree(x.q);
-    cudaFree(x.k_new);
-    cudaFree(x.v_new);
-    cudaFree(x.maw);
-  }
-  cudaFree(o);
-  cudaFree(lse);
-  cudaFree(obs);
-  cudaFree(ws);
-  if (ev0) cudaEventDestroy(ev0);
-  if (ev1) cudaEventDestroy(ev1);
-  if (stream) cudaStreamDestroy(stream);
+  if (per_call.empty()) return;
+  std::sort(per_call.begin(), per_call.end());
+  const double t = per_call[per_call.size() / 2];  // median over iterations
+  state.SetBytesProcessed(static_cast<int64_t>(f.kv_bytes) * state.iterations());
+  state.counters["us"] = t * 1e6;
+  state.counters["kv_TBps"] = static_cast<double>(f.kv_bytes) / t * 1e-12;
+  state.counters["sets"] = f.n_sets;
+  state.counters["calls_per_iter"] = reps;
+  state.counters["workspace_MB"] = static_cast<double>(f.ws_bytes) / (1 << 20);
 }
 
 // args: batch, Hkv, window (full, tail ≠ 0)
@@ -179,9 +213,102 @@ BENCHMARK(BM_WindowDecode)
     ->ArgsProduct({{1, 16, 64}, {32, 8}, {1024, 4096, 16384}})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
-    ->MinTime(0.2)
-    ->Repetitions(3)
-    ->ReportAggregatesOnly(true);
+    // Fixed: each iteration times `calls_per_iter` calls and reports the per-call time, so a
+    // minimum time would make Google Benchmark run calls_per_iter times longer than asked.
+    ->Iterations(30);
+
+/// Append / prefill (the generic path): one sequence, n_new tokens after a window of w entries,
+/// bf16, D 128, Hq 32, Hkv 8; reported as time and the attention FLOP rate (QK and PV, causal).
+void BM_WindowAppend(benchmark::State& state) {
+  const auto n_new = static_cast<int32_t>(state.range(0));
+  const auto w = static_cast<int32_t>(state.range(1));
+  constexpr int32_t kHkv = 8;
+  const int32_t cap = std::max(w, 1);
+  const std::size_t row = std::size_t{kD} * 2;
+  void *rk = nullptr, *rv = nullptr, *q = nullptr, *kn = nullptr, *vn = nullptr;
+  float *maw = nullptr, *o = nullptr, *lse = nullptr, *obs = nullptr;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t ev0 = nullptr, ev1 = nullptr;
+  const cudaError_t e = [&] {
+    cudaError_t r;
+    if ((r = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) ||
+        (r = cudaEventCreate(&ev0)) || (r = cudaEventCreate(&ev1)) ||
+        (r = cudaMalloc(&rk, kHkv * cap * row)) || (r = cudaMalloc(&rv, kHkv * cap * row)) ||
+        (r = cudaMalloc(&q, std::size_t(n_new) * kHq * row)) ||
+        (r = cudaMalloc(&kn, std::size_t(n_new) * kHkv * row)) ||
+        (r = cudaMalloc(&vn, std::size_t(n_new) * kHkv * row)) ||
+        (r = cudaMalloc(&maw, sizeof(float) * kHkv * cap)) ||
+        (r = cudaMalloc(&o, sizeof(float) * n_new * kHq * kD)) ||
+        (r = cudaMalloc(&lse, sizeof(float) * n_new * kHq)) ||
+        (r = cudaMalloc(&obs, sizeof(float) * n_new * kHkv)) ||
+        (r = fill_random_bf16(rk, kHkv * cap * row, 1)) ||
+        (r = fill_random_bf16(rv, kHkv * cap * row, 2)) ||
+        (r = fill_random_bf16(q, std::size_t(n_new) * kHq * row, 3)) ||
+        (r = fill_random_bf16(kn, std::size_t(n_new) * kHkv * row, 4)) ||
+        (r = fill_random_bf16(vn, std::size_t(n_new) * kHkv * row, 5)) ||
+        (r = cudaMemset(maw, 0, sizeof(float) * kHkv * cap)))
+      return r;
+    return cudaSuccess;
+  }();
+  hgca::gpu::WindowSeq seq{0, 0, n_new, w, w / 3, 0};
+  hgca::gpu::WindowAttentionParams p;
+  p.dtype = hgca::DType::kBFloat16;
+  p.n_q_heads = kHq;
+  p.n_kv_heads = kHkv;
+  p.head_dim = kD;
+  p.capacity = cap;
+  p.sm_scale = 1.0f / std::sqrt(float(kD));
+  p.q = q;
+  p.k_new = kn;
+  p.v_new = vn;
+  p.ring_k = rk;
+  p.ring_v = rv;
+  p.ring_maw = maw;
+  p.o = o;
+  p.lse = lse;
+  p.obs_new = obs;
+  p.seqs = &seq;
+  p.batch = 1;
+  cudaError_t err = e;
+  if (err == cudaSuccess) err = static_cast<cudaError_t>(hgca::gpu::launch_window_attention(p, stream));
+  if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+  double total = 0;
+  for (auto _ : state) {
+    if (err != cudaSuccess) break;
+    cudaEventRecord(ev0, stream);
+    err = static_cast<cudaError_t>(hgca::gpu::launch_window_attention(p, stream));
+    cudaEventRecord(ev1, stream);
+    if (err == cudaSuccess) err = cudaEventSynchronize(ev1);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, ev0, ev1);
+    total += ms * 1e-3;
+    state.SetIterationTime(ms * 1e-3);
+  }
+  if (err != cudaSuccess) {
+    state.SkipWithError(cudaGetErrorString(err));
+  } else if (state.iterations() > 0) {
+    const double t = total / static_cast<double>(state.iterations());
+    // Score pairs seen: Σ_r (w + r + 1); 4·D flops each (QK and PV) per query head.
+    const double pairs = double(n_new) * w + double(n_new) * (n_new + 1) / 2;
+    state.counters["us"] = t * 1e6;
+    state.counters["attn_TFLOPs"] = pairs * kHq * 4.0 * kD / t * 1e-12;
+  }
+  for (void* x : {rk, rv, q, kn, vn}) cudaFree(x);
+  for (float* x : {maw, o, lse, obs}) cudaFree(x);
+  if (ev0) cudaEventDestroy(ev0);
+  if (ev1) cudaEventDestroy(ev1);
+  if (stream) cudaStreamDestroy(stream);
+}
+
+// args: n_new, window entries before the call
+BENCHMARK(BM_WindowAppend)
+    ->ArgNames({"n_new", "w"})
+    ->Args({16, 4096})
+    ->Args({512, 4096})
+    ->Args({2048, 0})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(3);
 
 }  // namespace
 

@@ -7,8 +7,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
-#include <mutex>
+#include <cstdint>
 
 #include "gpu/window_attention.hpp"
 #include "gpu/window_attention_decode.cuh"
@@ -21,22 +22,43 @@ using kernels::DecodeLayout;
 using kernels::KernelArgs;
 using kernels::SeqBatch;
 
-constexpr int kSplitGranule = 64;     // slice lengths are multiples of this
+constexpr int kSplitGranule = 16;     // slice lengths are multiples of this
 constexpr int kMaxSplitKeys = 1024;   // bounds the split kernel's shared memory
 constexpr int kMaxSplits = 128;
-constexpr int kTargetBlocks = 1056;   // 8 resident split blocks per SM × 132 SMs on the H200
+// Slices are chosen among counts that give at most this many split blocks (4 waves of 16 blocks
+// on each of 132 SMs, the most a 128-thread block can be resident): the bound workspace_bytes uses.
+constexpr int64_t kMaxSplitBlocks = 4 * 16 * 132;
 constexpr std::size_t kAlign = 256;
 
 std::size_t align_up(std::size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// Slices for `b` sequences of at most `max_keys` keys: enough blocks to fill the GPU, slices of
-/// 64..1024 keys. n_split never exceeds max(target(b), ceil(max_keys / 1024)), which
-/// workspace_bytes relies on.
-void choose_split(int64_t b, int32_t hkv, int64_t max_keys, int32_t* split, int32_t* n_split) {
-  const int64_t target = std::clamp<int64_t>(ceil_div(kTargetBlocks, b * hkv), 1, kMaxSplits);
-  int64_t sp = ceil_div(ceil_div(max_keys, target), kSplitGranule) * kSplitGranule;
-  sp = std::clamp<int64_t>(sp, kSplitGranule, kMaxSplitKeys);
+/// The most slices any launch of `b` sequences of ≤ max_keys keys may take.
+int64_t max_splits(int64_t b, int32_t hkv, int64_t max_keys) {
+  const int64_t by_blocks = std::clamp<int64_t>(kMaxSplitBlocks / (b * hkv), 1, kMaxSplits);
+  return std::max(std::min(by_blocks, ceil_div(max_keys, kSplitGranule)),
+                  ceil_div(max_keys, kMaxSplitKeys));
+}
+
+/// Slices for `b` sequences of at most `max_keys` keys when `slots` split blocks fit on the GPU
+/// at once: the count minimizing waves × (keys per slice + a fixed cost per block), so that the
+/// last wave is not left mostly empty and short slices do not drown in per-block latency.
+void choose_split(int64_t b, int32_t hkv, int64_t max_keys, int64_t slots, int32_t* split,
+                  int32_t* n_split) {
+  constexpr int64_t kBlockCostKeys = 160;  // latency of a block's fixed steps, in keys' time
+  const int64_t lo = ceil_div(max_keys, kMaxSplitKeys), hi = max_splits(b, hkv, max_keys);
+  int64_t best_n = lo, best_cost = INT64_MAX;
+  for (int64_t n = lo; n <= hi; ++n) {
+    const int64_t sp = ceil_div(ceil_div(max_keys, n), kSplitGranule) * kSplitGranule;
+    if (ceil_div(max_keys, sp) != n) continue;  // the same slices as a smaller count
+    const int64_t cost = ceil_div(b * hkv * n, slots) * (sp + kBlockCostKeys);
+    if (cost < best_cost) {
+      best_cost = cost;
+      best_n = n;
+    }
+  }
+  const int64_t sp = std::min<int64_t>(
+      kMaxSplitKeys, ceil_div(ceil_div(max_keys, best_n), kSplitGranule) * kSplitGranule);
   *split = static_cast<int32_t>(sp);
   *n_split = static_cast<int32_t>(ceil_div(max_keys, sp));
 }
@@ -93,12 +115,48 @@ cudaError_t launch_generic(const KernelArgs& a, const SeqBatch& sb, int32_t b, i
   return cudaGetLastError();
 }
 
+/// Split blocks of this kernel resident on the GPU at once (asked once, before any capture).
+template <typename K>
+int64_t resident_slots(K* kernel, std::size_t smem) {
+  int device = 0, sms = 0, per_sm = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kernels::kDecThreads, smem) !=
+          cudaSuccess) {
+    cudaGetLastError();
+    return 132 * 4;
+  }
+  return std::max(1, sms * per_sm);
+}
+
+/// Where the decode path keeps its intermediates; false when the workspace is too small.
+bool decode_layout(const WindowAttentionParams& p, int32_t b, int32_t max_keys, int64_t slots,
+                   DecodeLayout* lay) {
+  choose_split(b, p.n_kv_heads, max_keys, slots, &lay->split, &lay->n_split);
+  lay->sc_stride = (max_keys + 3) / 4 * 4;
+  const DecodeSizes z =
+      decode_sizes(b, p.n_q_heads, p.n_kv_heads, p.head_dim, lay->n_split, lay->sc_stride);
+  if (p.workspace == nullptr || z.total > p.workspace_bytes ||
+      reinterpret_cast<uintptr_t>(p.workspace) % 16 != 0)
+    return false;
+  auto* base = static_cast<char*>(p.workspace);
+  lay->part_m = reinterpret_cast<float*>(base);
+  lay->part_l = reinterpret_cast<float*>(base + z.part_ml);
+  lay->part_o = reinterpret_cast<float*>(base + 2 * z.part_ml);
+  lay->scores = reinterpret_cast<float*>(base + 2 * z.part_ml + z.part_o);
+  return true;
+}
+
+/// Launches the decode path; *done = false (nothing launched) when the workspace does not fit.
 template <typename T, int D, int GM>
-cudaError_t launch_decode_t(const KernelArgs& a, const SeqBatch& sb, int32_t b,
-                            const DecodeLayout& lay, cudaStream_t stream) {
-  static const cudaError_t attr_err = allow_smem(
-      kernels::decode_split_kernel<T, D, GM>, kernels::decode_split_smem(kMaxSplitKeys, GM, D));
-  if (attr_err != cudaSuccess) return attr_err;
+cudaError_t launch_decode_t(const WindowAttentionParams& p, const KernelArgs& a,
+                            const SeqBatch& sb, int32_t b, int32_t max_keys, cudaStream_t stream,
+                            bool* done) {
+  static const int64_t slots = resident_slots(kernels::decode_split_kernel<T, D, GM>,
+                                              kernels::decode_split_smem(kMaxSplitKeys, GM, D));
+  DecodeLayout lay;
+  *done = decode_layout(p, b, max_keys, slots, &lay);
+  if (!*done) return cudaSuccess;
   const dim3 grid(lay.n_split, a.n_kv_heads, b);
   kernels::decode_split_kernel<T, D, GM>
       <<<grid, kernels::kDecThreads, kernels::decode_split_smem(lay.split, GM, D), stream>>>(a, sb,
@@ -109,21 +167,23 @@ cudaError_t launch_decode_t(const KernelArgs& a, const SeqBatch& sb, int32_t b,
 }
 
 template <typename T, int D>
-cudaError_t launch_decode_d(const KernelArgs& a, const SeqBatch& sb, int32_t b,
-                            const DecodeLayout& lay, cudaStream_t stream) {
-  if (a.group <= 1) return launch_decode_t<T, D, 1>(a, sb, b, lay, stream);
-  if (a.group <= 2) return launch_decode_t<T, D, 2>(a, sb, b, lay, stream);
-  if (a.group <= 4) return launch_decode_t<T, D, 4>(a, sb, b, lay, stream);
-  return launch_decode_t<T, D, 8>(a, sb, b, lay, stream);
+cudaError_t launch_decode_d(const WindowAttentionParams& p, const KernelArgs& a,
+                            const SeqBatch& sb, int32_t b, int32_t max_keys, cudaStream_t stream,
+                            bool* done) {
+  if (a.group <= 1) return launch_decode_t<T, D, 1>(p, a, sb, b, max_keys, stream, done);
+  if (a.group <= 2) return launch_decode_t<T, D, 2>(p, a, sb, b, max_keys, stream, done);
+  if (a.group <= 4) return launch_decode_t<T, D, 4>(p, a, sb, b, max_keys, stream, done);
+  return launch_decode_t<T, D, 8>(p, a, sb, b, max_keys, stream, done);
 }
 
 template <typename T>
-cudaError_t launch_decode(const KernelArgs& a, const SeqBatch& sb, int32_t b,
-                          const DecodeLayout& lay, cudaStream_t stream) {
+cudaError_t launch_decode(const WindowAttentionParams& p, const KernelArgs& a,
+                          const SeqBatch& sb, int32_t b, int32_t max_keys, cudaStream_t stream,
+                          bool* done) {
   switch (a.head_dim) {
-    case 64: return launch_decode_d<T, 64>(a, sb, b, lay, stream);
-    case 128: return launch_decode_d<T, 128>(a, sb, b, lay, stream);
-    default: return launch_decode_d<T, 256>(a, sb, b, lay, stream);
+    case 64: return launch_decode_d<T, 64>(p, a, sb, b, max_keys, stream, done);
+    case 128: return launch_decode_d<T, 128>(p, a, sb, b, max_keys, stream, done);
+    default: return launch_decode_d<T, 256>(p, a, sb, b, max_keys, stream, done);
   }
 }
 
@@ -138,27 +198,20 @@ cudaError_t launch_chunk(const WindowAttentionParams& p, const KernelArgs& a, co
   bool decode = decode_dtype_and_dim(p) && aligned16(p.q) && aligned16(p.k_new) &&
                 aligned16(p.v_new) && aligned16(p.ring_k) && aligned16(p.ring_v);
   for (int32_t i = 0; i < b; ++i) {
-    sb.seq[i] = seqs[i];
-    max_new = std::max(max_new, seqs[i].n_new);
-    max_keys = std::max(max_keys, seqs[i].w + seqs[i].n_new);
-    decode = decode && seqs[i].n_new == 1;
+    const WindowSeq& s = seqs[i];
+    sb.seq[i] = kernels::SeqDesc{static_cast<int32_t>(s.q_row), static_cast<int32_t>(s.obs_offset),
+                                 s.n_new, s.w, s.tail, s.ring};
+    max_new = std::max(max_new, s.n_new);
+    max_keys = std::max(max_keys, s.w + s.n_new);
+    decode = decode && s.n_new == 1;
   }
   if (decode) {
-    DecodeLayout lay;
-    choose_split(b, p.n_kv_heads, max_keys, &lay.split, &lay.n_split);
-    lay.sc_stride = (max_keys + 3) / 4 * 4;
-    const DecodeSizes z =
-        decode_sizes(b, p.n_q_heads, p.n_kv_heads, p.head_dim, lay.n_split, lay.sc_stride);
-    const auto addr = reinterpret_cast<uintptr_t>(p.workspace);
-    if (p.workspace != nullptr && z.total <= p.workspace_bytes && addr % 16 == 0) {
-      auto* base = static_cast<char*>(p.workspace);
-      lay.part_m = reinterpret_cast<float*>(base);
-      lay.part_l = reinterpret_cast<float*>(base + z.part_ml);
-      lay.part_o = reinterpret_cast<float*>(base + 2 * z.part_ml);
-      lay.scores = reinterpret_cast<float*>(base + 2 * z.part_ml + z.part_o);
-      return p.dtype == DType::kFloat16 ? launch_decode<__half>(a, sb, b, lay, stream)
-                                        : launch_decode<__nv_bfloat16>(a, sb, b, lay, stream);
-    }
+    bool done = false;
+    const cudaError_t e =
+        p.dtype == DType::kFloat16
+            ? launch_decode<__half>(p, a, sb, b, max_keys, stream, &done)
+            : launch_decode<__nv_bfloat16>(p, a, sb, b, max_keys, stream, &done);
+    if (e != cudaSuccess || done) return e;
     // A workspace sized for another call: the generic path needs none.
   }
   switch (p.dtype) {
@@ -189,16 +242,9 @@ std::size_t window_attention_workspace_bytes(const WindowAttentionParams& p, int
   const int32_t b_max = p.batch > 0 ? std::min(p.batch, kMaxLaunchBatch) : kMaxLaunchBatch;
   std::size_t best = 0;
   for (int32_t b = 1; b <= b_max; ++b) {
-    int32_t split = 0, n_split = 0;
-    choose_split(b, p.n_kv_heads, max_keys, &split, &n_split);
-    // A shorter launch may take more slices than the longest (smaller slices), never more than
-    // target(b) or ceil(max_keys / 1024); bound by both.
-    const int64_t target = std::clamp<int64_t>(ceil_div(kTargetBlocks, int64_t{b} * p.n_kv_heads),
-                                               1, kMaxSplits);
-    const int64_t bound = std::max<int64_t>({n_split, std::min(target, ceil_div(max_keys, kSplitGranule)),
-                                             ceil_div(max_keys, kMaxSplitKeys)});
-    const DecodeSizes z =
-        decode_sizes(b, p.n_q_heads, p.n_kv_heads, p.head_dim, bound, (max_keys + 3) / 4 * 4);
+    const DecodeSizes z = decode_sizes(b, p.n_q_heads, p.n_kv_heads, p.head_dim,
+                                       max_splits(b, p.n_kv_heads, max_keys),
+                                       (max_keys + 3) / 4 * 4);
     best = std::max(best, z.total);
   }
   return best;
@@ -214,6 +260,9 @@ int launch_window_attention(const WindowAttentionParams& p, void* stream) {
     const WindowSeq& s = p.seqs[i];
     if (s.n_new < 1 || s.w < 0 || s.w > p.capacity || (s.w > 0 && (s.tail < 0 || s.tail >= p.capacity)) ||
         s.q_row < 0 || s.obs_offset < 0 || s.ring < 0)
+      return cudaErrorInvalidValue;
+    // The kernels carry row offsets in 32 bits (SeqDesc).
+    if (s.q_row + s.n_new > INT32_MAX || s.obs_offset + int64_t{p.n_kv_heads} * s.n_new > INT32_MAX)
       return cudaErrorInvalidValue;
     if (s.w > 0 && (p.ring_k == nullptr || p.ring_v == nullptr || p.ring_maw == nullptr))
       return cudaErrorInvalidValue;

@@ -17,9 +17,28 @@ namespace hgca::gpu::kernels {
 inline constexpr float kLog2e = 1.4426950408889634f;
 inline constexpr float kLn2 = 0.6931471805599453f;
 
+/// One sequence as the kernels get it: WindowSeq in 32-bit fields (the launcher checks they fit),
+/// so a full launch's parameters stay under 4 KB, the size above which a launch costs the driver
+/// (and the CPU) an extra copy of its parameters.
+struct SeqDesc {
+  int32_t q_row, obs_offset, n_new, w, tail, ring;
+};
+
 /// The launch's sequences, by value in the kernel parameters (no device metadata per step).
 struct SeqBatch {
-  WindowSeq seq[kMaxLaunchBatch];
+  SeqDesc seq[kMaxLaunchBatch];
+  /// Sequence z widened back to WindowSeq (64-bit row offsets for the index arithmetic).
+  __device__ __forceinline__ WindowSeq get(int z) const {
+    const SeqDesc d = seq[z];
+    WindowSeq s;
+    s.q_row = d.q_row;
+    s.obs_offset = d.obs_offset;
+    s.n_new = d.n_new;
+    s.w = d.w;
+    s.tail = d.tail;
+    s.ring = d.ring;
+    return s;
+  }
 };
 
 /// What every kernel gets besides the sequences: WindowAttentionParams minus host-only fields.

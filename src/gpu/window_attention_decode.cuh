@@ -13,6 +13,9 @@ namespace hgca::gpu::kernels {
 inline constexpr int kDecThreads = 128;  // 4 warps
 inline constexpr int kDecWarps = kDecThreads / 32;
 inline constexpr int kCombineThreads = 256;
+/// Split blocks per SM asked of the register allocator (64 / 72 / 80 / 128 registers): enough
+/// warps with loads in flight to cover HBM latency, no spills (ptxas -v).
+constexpr int dec_min_blocks(int gm) { return gm == 1 ? 8 : gm == 2 ? 7 : gm == 4 ? 6 : 4; }
 
 /// Where one decode launch keeps its intermediates in the caller's workspace.
 struct DecodeLayout {
@@ -32,17 +35,41 @@ inline std::size_t decode_split_smem(int split, int gm, int d) {
   return sizeof(float) * (scores > reduce ? scores : reduce);
 }
 
+/// Sums v[0..GM) over the kTpk lanes sharing a key (lane index dl within them, kTpk ≥ GM, both
+/// powers of two). Returns the head whose total this lane then holds in v[0]; every lane of the
+/// group holds one head, and the kTpk / GM lanes with equal low bits hold the same head.
+template <int GM, int kTpk>
+__device__ __forceinline__ int reduce_scatter(float (&v)[GM], int dl) {
+  static_assert(kTpk >= GM, "one head per lane at least");
+  int head = 0;
+#pragma unroll
+  for (int cnt = GM, off = kTpk / 2; cnt > 1; cnt >>= 1, off >>= 1) {
+    const bool upper = (dl & off) != 0;
+#pragma unroll
+    for (int i = 0; i < cnt / 2; ++i) {
+      const float keep = upper ? v[i + cnt / 2] : v[i];
+      const float send = upper ? v[i] : v[i + cnt / 2];
+      v[i] = keep + __shfl_xor_sync(0xffffffffu, send, off);
+    }
+    if (upper) head += cnt / 2;
+  }
+#pragma unroll
+  for (int off = kTpk / (2 * GM); off > 0; off >>= 1)
+    v[0] += __shfl_xor_sync(0xffffffffu, v[0], off);
+  return head;
+}
+
 /// Grid (slices, Hkv, sequences). GM ≥ G is the group size compiled for (extra heads masked).
 template <typename T, int D, int GM>
-__global__ void __launch_bounds__(kDecThreads) decode_split_kernel(KernelArgs p, SeqBatch sb,
+__global__ void __launch_bounds__(kDecThreads, dec_min_blocks(GM)) decode_split_kernel(KernelArgs p, SeqBatch sb,
                                                                    DecodeLayout lay) {
-  constexpr int kTpk = D / 8;                   // lanes per key row (16 bytes each)
-  constexpr int kKpw = 32 / kTpk;               // keys per warp per load
-  constexpr int kKpb = kDecWarps * kKpw;        // keys per block per load
-  constexpr int kUnroll = (64 / kKpb) < 8 ? (64 / kKpb) : 8;  // loads in flight per thread
+  constexpr int kTpk = D / 8;             // lanes per key row (16 bytes each)
+  constexpr int kKpw = 32 / kTpk;         // keys per warp per load
+  constexpr int kKpb = kDecWarps * kKpw;  // keys per block per load
+  constexpr int kUnroll = 4;              // loads per thread per step; two steps in flight
   constexpr int kStep = kKpb * kUnroll;
 
-  const WindowSeq s = sb.seq[blockIdx.z];
+  const WindowSeq s = sb.get(blockIdx.z);
   const int h = blockIdx.y, c = blockIdx.x, G = p.group;
   const int n_keys = s.w + 1;
   const int k0 = c * lay.split;
@@ -52,21 +79,27 @@ __global__ void __launch_bounds__(kDecThreads) decode_split_kernel(KernelArgs p,
   const int kg = lane / kTpk, dl = lane % kTpk;
   const int key_lane = warp * kKpw + kg;  // this thread's key within a load step
 
-  const T* ring_k = static_cast<const T*>(p.ring_k) +
-                    (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity * D + dl * 8;
-  const T* ring_v = static_cast<const T*>(p.ring_v) +
-                    (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity * D + dl * 8;
+  const int64_t ring_off =
+      (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity * D + dl * 8;
+  const T* ring_k = static_cast<const T*>(p.ring_k) + ring_off;
+  const T* ring_v = static_cast<const T*>(p.ring_v) + ring_off;
   const int64_t new_off = (s.q_row * p.n_kv_heads + h) * D + dl * 8;
   const T* k_new = static_cast<const T*>(p.k_new) + new_off;
   const T* v_new = static_cast<const T*>(p.v_new) + new_off;
-  // Element offset of key k0 + jj's row (window entry or the new token).
-  auto row_of = [&](int jj) -> int64_t {
-    const int j = k0 + jj;
-    int slot = s.tail + j;
-    if (slot >= p.capacity) slot -= p.capacity;
-    return static_cast<int64_t>(slot) * D;
+  // Loads the 16 bytes of this thread for the keys of step `base` (zeros past the slice).
+  auto load_step = [&](const T* ring, const T* fresh, int base, uint4 (&raw)[kUnroll]) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int jj = base + u * kKpb + key_lane;
+      raw[u] = make_uint4(0, 0, 0, 0);
+      if (jj < n) {
+        const int j = k0 + jj;
+        int slot = s.tail + j;
+        if (slot >= p.capacity) slot -= p.capacity;
+        raw[u] = load_stream16(j < s.w ? ring + static_cast<int64_t>(slot) * D : fresh);
+      }
+    }
   };
-  const bool has_new = k0 + n > s.w;  // the slice ends with the new token
 
   extern __shared__ float smem[];
   float* sc = smem;  // [GM][split]
@@ -87,22 +120,16 @@ __global__ void __launch_bounds__(kDecThreads) decode_split_kernel(KernelArgs p,
       }
     }
   }
+  uint4 cur[kUnroll];
+  load_step(ring_k, k_new, 0, cur);
   for (int base = 0; base < n; base += kStep) {
-    uint4 raw[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int jj = base + u * kKpb + key_lane;
-      raw[u] = make_uint4(0, 0, 0, 0);
-      if (jj < n) {
-        const T* src = (has_new && k0 + jj == s.w) ? k_new : ring_k + row_of(jj);
-        raw[u] = load_stream16(src);
-      }
-    }
+    uint4 nxt[kUnroll];
+    load_step(ring_k, k_new, base + kStep, nxt);  // next step in flight while this one computes
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int jj = base + u * kKpb + key_lane;
       float kf[8];
-      unpack8<T>(raw[u], kf);
+      unpack8<T>(cur[u], kf);
       float sg[GM];
 #pragma unroll
       for (int g = 0; g < GM; ++g) {
@@ -111,18 +138,16 @@ __global__ void __launch_bounds__(kDecThreads) decode_split_kernel(KernelArgs p,
         for (int e = 0; e < 8; ++e) acc = fmaf(q[g][e], kf[e], acc);
         sg[g] = acc;
       }
-#pragma unroll
-      for (int off = kTpk / 2; off > 0; off >>= 1) {
-#pragma unroll
-        for (int g = 0; g < GM; ++g) sg[g] += __shfl_xor_sync(0xffffffffu, sg[g], off);
-      }
-      if (jj < n && dl == 0) {
-#pragma unroll
-        for (int g = 0; g < GM; ++g)
-          if (g < G) sc[g * lay.split + jj] = sg[g];
-      }
+      // Sum over the key's kTpk lanes: reduce-scatter (each step halves the heads a lane
+      // carries) then a plain reduction; shuffles per key fall from GM·log2(kTpk) to about
+      // GM + log2(kTpk). Afterwards lane dl holds head reduce_head(dl).
+      const int mine = reduce_scatter<GM, kTpk>(sg, dl);
+      if (jj < n && (dl & (kTpk / GM - 1)) == 0 && mine < G) sc[mine * lay.split + jj] = sg[0];
     }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) cur[u] = nxt[u];
   }
+  load_step(ring_v, v_new, 0, cur);  // V's first step in flight across the statistics
   __syncthreads();
 
   // ---- slice max and sum per head; scores out to the workspace; sc becomes exp2(s − m) ----
@@ -159,22 +184,14 @@ __global__ void __launch_bounds__(kDecThreads) decode_split_kernel(KernelArgs p,
 #pragma unroll
     for (int e = 0; e < 8; ++e) acc[g][e] = 0.0f;
   for (int base = 0; base < n; base += kStep) {
-    uint4 raw[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int jj = base + u * kKpb + key_lane;
-      raw[u] = make_uint4(0, 0, 0, 0);
-      if (jj < n) {
-        const T* src = (has_new && k0 + jj == s.w) ? v_new : ring_v + row_of(jj);
-        raw[u] = load_stream16(src);
-      }
-    }
+    uint4 nxt[kUnroll];
+    load_step(ring_v, v_new, base + kStep, nxt);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int jj = base + u * kKpb + key_lane;
       if (jj < n) {
         float vf[8];
-        unpack8<T>(raw[u], vf);
+        unpack8<T>(cur[u], vf);
 #pragma unroll
         for (int g = 0; g < GM; ++g) {
           const float pg = g < G ? sc[g * lay.split + jj] : 0.0f;
@@ -183,6 +200,8 @@ __global__ void __launch_bounds__(kDecThreads) decode_split_kernel(KernelArgs p,
         }
       }
     }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) cur[u] = nxt[u];
   }
   // Keys of a warp → one row per warp, then the warps through shared memory.
 #pragma unroll
@@ -215,10 +234,11 @@ __global__ void __launch_bounds__(kDecThreads) decode_split_kernel(KernelArgs p,
 }
 
 /// Grid (slices, Hkv, sequences). Every block merges the slices' (m, l) of its (sequence, KV
-/// head) into the LSE; block x then writes its share of o and the observations of slice x's keys.
+/// head) into the LSE; block x then writes its share of o (all its threads summing over the
+/// slices in parallel) and the observations of slice x's keys.
 __global__ void __launch_bounds__(kCombineThreads) decode_combine_kernel(KernelArgs p, SeqBatch sb,
                                                                          DecodeLayout lay) {
-  const WindowSeq s = sb.seq[blockIdx.z];
+  const WindowSeq s = sb.get(blockIdx.z);
   const int h = blockIdx.y, c = blockIdx.x, G = p.group, D = p.head_dim;
   const int n_keys = s.w + 1;
   const int n_split = (n_keys + lay.split - 1) / lay.split;
@@ -226,6 +246,7 @@ __global__ void __launch_bounds__(kCombineThreads) decode_combine_kernel(KernelA
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   constexpr int kWarps = kCombineThreads / 32;
   __shared__ float m_s[8], inv_l_s[8], lse2_s[8];
+  __shared__ float red[kCombineThreads];
 
   const int64_t part0 = (static_cast<int64_t>(blockIdx.z) * p.n_kv_heads + h) * lay.n_split * G;
   for (int g = warp; g < G; g += kWarps) {
@@ -244,16 +265,32 @@ __global__ void __launch_bounds__(kCombineThreads) decode_combine_kernel(KernelA
   }
   __syncthreads();
 
-  // o: element (g, d) of the group, spread over the sequence's blocks.
+  // o: the group's G·D elements in chunks of E; thread t sums element t % E of its chunk over
+  // the slices ≡ t / E (mod P), then the P phases are added through shared memory.
+  const int gd = G * D;
+  int e_chunk = 1;
+  while (e_chunk < kCombineThreads && e_chunk * n_split < gd) e_chunk <<= 1;
+  const int phases = kCombineThreads / e_chunk;
+  const int ei = threadIdx.x % e_chunk, ph = threadIdx.x / e_chunk;
   const int64_t q_head0 = s.q_row * p.n_q_heads + h * G;
-  for (int idx = c * kCombineThreads + threadIdx.x; idx < G * D; idx += n_split * kCombineThreads) {
-    const int g = idx / D;
+  for (int e0 = c * e_chunk; e0 < gd; e0 += n_split * e_chunk) {  // block-uniform
+    const int idx = e0 + ei;
     float t = 0.0f;
-    for (int x = 0; x < n_split; ++x) {
-      const float wgt = exp2f(lay.part_m[part0 + x * G + g] - m_s[g]);
-      t = fmaf(lay.part_o[(part0 + x * G) * D + idx], wgt, t);
+    if (idx < gd) {
+      const int g = idx / D;
+      for (int x = ph; x < n_split; x += phases) {
+        const float wgt = exp2f(lay.part_m[part0 + x * G + g] - m_s[g]);
+        t = fmaf(lay.part_o[(part0 + x * G) * D + idx], wgt, t);
+      }
     }
-    p.o[q_head0 * D + idx] = t * inv_l_s[g];
+    red[threadIdx.x] = t;
+    __syncthreads();
+    for (int half = phases / 2; half > 0; half >>= 1) {
+      if (ph < half) red[threadIdx.x] += red[threadIdx.x + half * e_chunk];
+      __syncthreads();
+    }
+    if (ph == 0 && idx < gd) p.o[q_head0 * D + idx] = red[threadIdx.x] * inv_l_s[idx / D];
+    __syncthreads();
   }
   if (c == 0 && threadIdx.x < G) p.lse[q_head0 + threadIdx.x] = lse2_s[threadIdx.x] * kLn2;
 

@@ -52,7 +52,7 @@ __device__ __forceinline__ void load_kv_tile(const KernelArgs& p, const WindowSe
 /// sequence's (row, group head) pairs of KV head y, flattened row-major (row r, head g → r·G + g).
 template <typename T>
 __global__ void __launch_bounds__(kGenThreads) generic_attend_kernel(KernelArgs p, SeqBatch sb) {
-  const WindowSeq s = sb.seq[blockIdx.z];
+  const WindowSeq s = sb.get(blockIdx.z);
   const int h = blockIdx.y, G = p.group, d = p.head_dim;
   const int q0 = blockIdx.x * kGenQueriesPerBlock;
   const int nq_all = s.n_new * G;
@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(kGenThreads) generic_attend_kernel(KernelArgs 
 /// (window entries) or writes it to obs_new (new tokens). Reads the LSE written by the attend pass.
 template <typename T>
 __global__ void __launch_bounds__(kGenThreads) generic_observe_kernel(KernelArgs p, SeqBatch sb) {
-  const WindowSeq s = sb.seq[blockIdx.z];
+  const WindowSeq s = sb.get(blockIdx.z);
   const int h = blockIdx.y, G = p.group, d = p.head_dim;
   const int n_keys = s.w + s.n_new;
   const int kt = blockIdx.x * kGenKeyTile;
