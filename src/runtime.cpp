@@ -18,6 +18,7 @@
 #include "kvmgr/reevaluation.hpp"
 #include "kvmgr/store.hpp"
 #include "merge/merge_host.hpp"
+#include "options_json.hpp"
 
 namespace hgca {
 namespace {
@@ -71,7 +72,7 @@ Status validate(const Options& o) {
                                  "(the CUDA window kernels are not implemented yet); use auto or host");
     default: return error(kInvalidArgument, "backend = {}, expected auto, host or cuda", static_cast<int>(o.backend));
   }
-  return Status::ok();
+  return validate_tuning(o);
 }
 
 class HostRuntime final : public Runtime {
@@ -438,9 +439,11 @@ class HostRuntime final : public Runtime {
 
 Status Runtime::create(const Options& options, std::unique_ptr<Runtime>* out) {
   if (!out) return error(StatusCode::kInvalidArgument, "create: out is null");
-  if (Status s = validate(options); !s) return s;
+  Options applied = options;  // HGCA_CONFIG's tuned fields override what the caller set
+  if (Status s = apply_config_env(&applied); !s) return s;
+  if (Status s = validate(applied); !s) return s;
   try {
-    *out = std::make_unique<HostRuntime>(options);
+    *out = std::make_unique<HostRuntime>(applied);
   } catch (const std::bad_alloc&) {
     return error(StatusCode::kOutOfMemory, "create: host memory exhausted");
   }
