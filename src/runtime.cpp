@@ -9,10 +9,12 @@
 
 #include <cmath>
 #include <new>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "cpu/attention_host.hpp"
+#include "cpu/sparse_engine.hpp"
 #include "dtype.hpp"
 #include "hgca/hgca.hpp"
 #include "kvmgr/reevaluation.hpp"
@@ -327,6 +329,20 @@ class HostRuntime final : public Runtime {
       for (int32_t h = 0; h < hkv; ++h) weights[i * hkv + h].resize(static_cast<std::size_t>(dense));
     }
 
+    // Sparse over each context set S(l, s, h), contiguous in the context cache: one engine call
+    // over the whole step's (sequence, KV head) items, after the window's dense part.
+    std::vector<cpu::SparseItem> sparse(static_cast<std::size_t>(batch) * hkv);
+    for (int32_t i = 0; i < batch; ++i) {
+      for (int32_t h = 0; h < hkv; ++h) {
+        const auto& store = batch_[i]->layers[layer].store(h);
+        const int64_t row = offsets_[i] * hq + static_cast<int64_t>(h) * g;
+        sparse[i * hkv + h] = {store.context_k.data(), store.context_v.data(), store.context.size(),
+                               q + row * d, static_cast<int64_t>(hq) * d, n_new_[i],
+                               o_context.data() + row * d, static_cast<int64_t>(hq) * d,
+                               lse_context.data() + row, hq};
+      }
+    }
+
     arena_.execute([&] {
       tbb::parallel_for(0, batch * hkv, [&](int32_t task) {
         const int32_t i = task / hkv, h = task % hkv;
@@ -359,19 +375,11 @@ class HostRuntime final : public Runtime {
         p.lse = lse_window.data() + row0 * hq + static_cast<int64_t>(h) * g;
         p.weights = weights[task].data();
         cpu::attend_group(p);
-
-        // Sparse over the context set S(l, s, h), contiguous in the context cache.
-        const auto& store = kv.store(h);
-        const cpu::KvSegment<T> context{reinterpret_cast<const T*>(store.context_k.data()),
-                                        reinterpret_cast<const T*>(store.context_v.data()),
-                                        store.context.size(), d};
-        p.segments = std::span(&context, 1);
-        p.causal_offset = -1;
-        p.o = o_context.data() + (row0 * hq + static_cast<int64_t>(h) * g) * d;
-        p.lse = lse_context.data() + row0 * hq + static_cast<int64_t>(h) * g;
-        p.weights = nullptr;
-        cpu::attend_group(p);
       });
+      // Validated already (dtype, head_dim): a failure here is a bug.
+      if (const Status st = sparse_engine_.attend(opt_.dtype, g, d, sm_scale_, sparse, arena_); !st) {
+        throw std::logic_error(st.message());
+      }
 
       constexpr int64_t kMergeRows = 256;
       tbb::parallel_for(int64_t{0}, static_cast<int64_t>(rows), kMergeRows, [&](int64_t r0) {
@@ -422,6 +430,7 @@ class HostRuntime final : public Runtime {
   int64_t window_tokens_;
   std::size_t elem_size_;
   tbb::task_arena arena_;
+  cpu::SparseEngine sparse_engine_;
   // Behind a pointer: task_group's destructor may throw, and ours must not (it waits first).
   std::unique_ptr<tbb::task_group> reeval_tasks_ = std::make_unique<tbb::task_group>();
   std::unordered_map<SeqId, std::unique_ptr<Sequence>> seqs_;

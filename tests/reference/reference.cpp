@@ -93,6 +93,32 @@ void attention(const std::vector<double>& q, int64_t n, const std::vector<double
   }
 }
 
+void attention_over_set(const std::vector<double>& q, int64_t n_rows, int32_t group,
+                        const std::vector<double>& k, const std::vector<double>& v, int64_t n,
+                        int32_t d, double sm_scale, std::vector<double>& out, std::vector<double>& lse) {
+  const int64_t rows = n_rows * group;
+  out.assign(static_cast<size_t>(rows * d), 0.0);
+  lse.assign(static_cast<size_t>(rows), -std::numeric_limits<double>::infinity());
+  if (n == 0) return;
+  std::vector<double> s(static_cast<size_t>(n));
+  for (int64_t r = 0; r < rows; ++r) {
+    double m = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < n; ++j) {
+      double dot = 0.0;
+      for (int32_t i = 0; i < d; ++i) dot += q[r * d + i] * k[j * d + i];
+      s[j] = dot * sm_scale;
+      m = std::max(m, s[j]);
+    }
+    double sum = 0.0;
+    for (int64_t j = 0; j < n; ++j) sum += std::exp(s[j] - m);
+    for (int64_t j = 0; j < n; ++j) {
+      const double w = std::exp(s[j] - m) / sum;
+      for (int32_t i = 0; i < d; ++i) out[r * d + i] += w * v[j * d + i];
+    }
+    lse[r] = m + std::log(sum);
+  }
+}
+
 std::vector<double> maw_observation(const std::vector<double>& q, int64_t n, int32_t group,
                                     const std::vector<double>& k, int64_t n_keys, int32_t d,
                                     double sm_scale, int64_t causal_offset) {

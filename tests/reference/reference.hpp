@@ -17,6 +17,14 @@ void attention(const std::vector<double>& q, int64_t n, const std::vector<double
                const std::vector<double>& v_hist, int64_t len, int32_t hq, int32_t hkv, int32_t d,
                double sm_scale, std::vector<double>& out, std::vector<double>& lse);
 
+/// Exact attention in fp64 of n_rows × group query rows over a set of n keys of one KV head, every
+/// row seeing every key (the CPU's sparse side over a context set). q: [n_rows, group, D];
+/// k, v: [n, D]. Writes out [n_rows, group, D] and lse [n_rows, group] (natural log); an empty set
+/// gives out = 0, lse = -inf.
+void attention_over_set(const std::vector<double>& q, int64_t n_rows, int32_t group,
+                        const std::vector<double>& k, const std::vector<double>& v, int64_t n,
+                        int32_t d, double sm_scale, std::vector<double>& out, std::vector<double>& lse);
+
 /// MAW observation `a` (HGCA Algorithm 1, line 8) of n query rows × G heads over `n_keys` keys of
 /// one KV head with causal offset c (row r sees keys [0, c + r + 1); c < 0: all):
 /// a[j] = max over the group of the mean over rows of softmax weight j. q: [n, G, D], k: [n_keys, D].

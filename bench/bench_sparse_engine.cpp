@@ -1,0 +1,288 @@
+// The CPU engine's sparse attention against DRAM: GB/s over the selected K+V bytes next to a
+// streaming read of the same size on the same arena in the same run, per ISA and dtype; load balance
+// with per-head selected lengths from 1 % to 30 % (slowest worker's busy time over the mean); append
+// (n_rows > 1) against an OpenBLAS sgemm formulation of the same attention.
+//
+// Working set: HGCA_BENCH_WS_MB (default 1536) MiB of selected K+V, far above any L3 it runs on.
+// Shape: Hkv = 8 KV heads, G = 4 (Llama-3-8B-like), D = 128, 16384 selected keys per head (uniform)
+// or 1–30 % of 65536 (balance); the batch is sized to the working set.
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "cpu/sparse_engine.hpp"
+#include "hgca/dtype.hpp"
+
+namespace {
+
+using hgca::DType;
+using hgca::cpu::SparseEngine;
+using hgca::cpu::SparseEngineConfig;
+using hgca::cpu::SparseEngineStats;
+using hgca::cpu::SparseIsa;
+using hgca::cpu::SparseItem;
+
+constexpr int32_t kKvHeads = 8, kGroup = 4, kHeadDim = 128;
+constexpr int64_t kUniformSelected = 16384;
+constexpr int64_t kBalanceContext = 65536;
+
+int64_t working_set_bytes() {
+  const char* e = std::getenv("HGCA_BENCH_WS_MB");
+  return (e ? std::atoll(e) : 1536) << 20;
+}
+
+int all_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+/// A step's context caches (one K and one V allocation per (sequence, KV head), like the runtime's),
+/// queries and outputs.
+struct Workload {
+  DType dtype;
+  int32_t n_rows;
+  std::vector<std::unique_ptr<uint16_t[]>> k, v;
+  std::vector<uint16_t> q;
+  std::vector<float> o, lse;
+  std::vector<SparseItem> items;
+  int64_t kv_bytes = 0;
+
+  Workload(DType dt, const std::vector<int64_t>& lengths, int32_t rows, uint64_t seed) : dtype(dt), n_rows(rows) {
+    const size_t heads = lengths.size();
+    const int64_t qrow = static_cast<int64_t>(kGroup) * kHeadDim;
+    q.resize(heads * rows * qrow);
+    o.resize(heads * rows * qrow);
+    lse.resize(heads * rows * kGroup);
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> dist;
+    auto enc = [&](float x) { return dt == DType::kBFloat16 ? hgca::float_to_bf16(x) : hgca::float_to_fp16(x); };
+    // A table of encoded normals, copied in, keeps setup fast for gigabytes (never zeros).
+    std::vector<uint16_t> table(1 << 16);
+    for (auto& t : table) t = enc(dist(rng));
+    for (auto& x : q) x = enc(dist(rng));
+    for (size_t h = 0; h < heads; ++h) {
+      const int64_t elems = lengths[h] * kHeadDim;
+      k.emplace_back(new uint16_t[std::max<int64_t>(elems, 1)]);
+      v.emplace_back(new uint16_t[std::max<int64_t>(elems, 1)]);
+      for (int64_t i = 0; i < elems; i += 4096) {
+        const int64_t n = std::min<int64_t>(4096, elems - i);
+        const size_t off = rng() % (table.size() - 4096);
+        std::memcpy(k.back().get() + i, table.data() + off, n * 2);
+        std::memcpy(v.back().get() + i, table.data() + (off + 777) % (table.size() - 4096), n * 2);
+      }
+      kv_bytes += 2 * elems * 2;
+      SparseItem it;
+      it.k = k.back().get();
+      it.v = v.back().get();
+      it.n = lengths[h];
+      it.q = q.data() + h * rows * qrow;
+      it.q_row_stride = qrow;
+      it.n_rows = rows;
+      it.o = o.data() + h * rows * qrow;
+      it.o_row_stride = qrow;
+      it.lse = lse.data() + h * rows * kGroup;
+      it.lse_row_stride = kGroup;
+      items.push_back(it);
+    }
+  }
+};
+
+std::vector<int64_t> uniform_lengths() {
+  const int64_t per_head = kUniformSelected * kHeadDim * 2 * 2;
+  const int64_t batch = std::max<int64_t>(1, working_set_bytes() / (per_head * kKvHeads));
+  return std::vector<int64_t>(static_cast<size_t>(batch * kKvHeads), kUniformSelected);
+}
+
+/// Per-head selected lengths uniform in [1 %, 30 %] of the context (HGCA's reported range).
+std::vector<int64_t> varied_lengths() {
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> frac(0.01, 0.30);
+  std::vector<int64_t> out;
+  int64_t bytes = 0;
+  while (bytes < working_set_bytes() || out.size() % kKvHeads != 0) {
+    out.push_back(static_cast<int64_t>(frac(rng) * kBalanceContext));
+    bytes += out.back() * kHeadDim * 4;
+  }
+  return out;
+}
+
+/// Streaming read of `bytes` with `arena`'s threads: the DRAM read bandwidth the engine can reach.
+/// Best of `reps`, in GB/s.
+double dram_read_gbps(tbb::task_arena& arena, int64_t bytes, int reps = 5) {
+  static std::vector<uint64_t> buf;
+  const size_t words = static_cast<size_t>(bytes / 8);
+  if (buf.size() != words) {
+    buf.assign(words, 0);
+    std::mt19937_64 rng(3);
+    for (auto& w : buf) w = rng();
+  }
+  double best = 0.0;
+  for (int r = 0; r < reps; ++r) {
+    std::atomic<uint64_t> sink{0};
+    const auto t0 = std::chrono::steady_clock::now();
+    arena.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, words, 1 << 16), [&](const tbb::blocked_range<size_t>& rg) {
+        uint64_t acc[8] = {};
+        for (size_t i = rg.begin(); i + 8 <= rg.end(); i += 8) {
+#pragma omp simd
+          for (int j = 0; j < 8; ++j) acc[j] ^= buf[i + j];
+        }
+        uint64_t s = 0;
+        for (uint64_t a : acc) s ^= a;
+        sink.fetch_xor(s, std::memory_order_relaxed);
+      });
+    });
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    benchmark::DoNotOptimize(sink.load());
+    best = std::max(best, static_cast<double>(words * 8) / sec / 1e9);
+  }
+  return best;
+}
+
+void report(benchmark::State& state, const Workload& w, double seconds, double dram, const SparseEngineStats& st) {
+  const double gbps = static_cast<double>(w.kv_bytes) * static_cast<double>(state.iterations()) / seconds / 1e9;
+  state.counters["engine_GBps"] = gbps;
+  state.counters["dram_read_GBps"] = dram;
+  state.counters["ratio_to_dram"] = gbps / dram;
+  state.counters["kv_MB"] = static_cast<double>(w.kv_bytes) / 1e6;
+  state.counters["tasks"] = static_cast<double>(st.tasks);
+  state.counters["split_tokens"] = static_cast<double>(st.kv_split_tokens);
+  const auto& b = st.busy_seconds;
+  if (!b.empty()) {
+    const double mean = std::accumulate(b.begin(), b.end(), 0.0) / static_cast<double>(b.size());
+    state.counters["busy_max_over_mean"] = *std::max_element(b.begin(), b.end()) / mean;
+  }
+  state.SetBytesProcessed(w.kv_bytes * state.iterations());
+}
+
+/// The engine over a step with `lengths`; args: threads, ISA, dtype.
+void run_engine(benchmark::State& state, const std::vector<int64_t>& lengths, int32_t rows) {
+  const int threads = state.range(0) > 0 ? static_cast<int>(state.range(0)) : all_threads();
+  const auto isa = static_cast<SparseIsa>(state.range(1));
+  const auto dtype = static_cast<DType>(state.range(2));
+  if (!hgca::cpu::isa_supported(isa)) {
+    state.SkipWithError("ISA path not supported by this CPU");
+    return;
+  }
+  tbb::task_arena arena(threads);
+  Workload w(dtype, lengths, rows, 7);
+  const SparseEngine engine(SparseEngineConfig{isa, 0, 0});
+  const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
+  const double dram = dram_read_gbps(arena, w.kv_bytes);
+  if (!engine.attend(dtype, kGroup, kHeadDim, scale, w.items, arena).is_ok()) {  // warm-up
+    state.SkipWithError("attend failed");
+    return;
+  }
+  SparseEngineStats st;
+  double seconds = 0.0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(engine.attend(dtype, kGroup, kHeadDim, scale, w.items, arena, &st).is_ok());
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    state.SetIterationTime(s);
+    seconds += s;
+  }
+  report(state, w, seconds, dram, st);
+  state.SetLabel(std::string(hgca::cpu::to_string(isa)) + " " + hgca::to_string(dtype) + " threads=" + std::to_string(threads));
+}
+
+void BM_Decode(benchmark::State& state) { run_engine(state, uniform_lengths(), 1); }
+void BM_DecodeVaried(benchmark::State& state) { run_engine(state, varied_lengths(), 1); }
+
+void decode_args(benchmark::internal::Benchmark* b) {
+  for (auto dt : {DType::kBFloat16, DType::kFloat16}) {
+    for (auto isa : {SparseIsa::kAvx512Bf16, SparseIsa::kAvx512, SparseIsa::kAvx2}) {
+      for (int threads : {1, 0}) b->Args({threads, static_cast<int64_t>(isa), static_cast<int64_t>(dt)});
+    }
+  }
+  b->ArgNames({"threads", "isa", "dtype"})->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+}
+BENCHMARK(BM_Decode)->Apply(decode_args);
+BENCHMARK(BM_DecodeVaried)
+    ->Args({0, static_cast<int64_t>(SparseIsa::kAuto), static_cast<int64_t>(DType::kBFloat16)})
+    ->Args({0, static_cast<int64_t>(SparseIsa::kAuto), static_cast<int64_t>(DType::kFloat16)})
+    ->ArgNames({"threads", "isa", "dtype"})->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
+// --- append (n_rows > 1): the engine's own tiling against OpenBLAS sgemm over fp32 tiles ---
+
+constexpr int32_t kAppendRows = 16;
+constexpr int64_t kAppendSelected = 4096;
+constexpr int64_t kAppendHeads = 64;
+
+/// The same attention through sgemm: per item and tile of 256 keys, convert K, V to fp32, S = Q Kᵀ,
+/// online softmax, O += P V. Items in parallel on the arena.
+void blas_append(const Workload& w, float scale, tbb::task_arena& arena) {
+  constexpr int64_t kTile = 256;
+  const int32_t rows = w.n_rows * kGroup, d = kHeadDim;
+  arena.execute([&] {
+    tbb::parallel_for(size_t{0}, w.items.size(), [&](size_t i) {
+      const SparseItem& it = w.items[i];
+      std::vector<float> q(rows * d), k(kTile * d), v(kTile * d), s(rows * kTile), o(rows * d, 0.0f), m(rows, -INFINITY), l(rows, 0.0f);
+      const auto* qi = static_cast<const uint16_t*>(it.q);
+      auto cvt = [&](uint16_t x) { return w.dtype == DType::kBFloat16 ? hgca::bf16_to_float(x) : hgca::fp16_to_float(x); };
+      for (int32_t r = 0; r < rows; ++r)
+        for (int32_t e = 0; e < d; ++e) q[r * d + e] = cvt(qi[r * d + e]) * scale;
+      for (int64_t t0 = 0; t0 < it.n; t0 += kTile) {
+        const int64_t nt = std::min(kTile, it.n - t0);
+        const auto* ks = static_cast<const uint16_t*>(it.k) + t0 * d;
+        const auto* vs = static_cast<const uint16_t*>(it.v) + t0 * d;
+        for (int64_t e = 0; e < nt * d; ++e) k[e] = cvt(ks[e]), v[e] = cvt(vs[e]);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, static_cast<int>(nt), d, 1.0f, q.data(), d,
+                    k.data(), d, 0.0f, s.data(), static_cast<int>(kTile));
+        for (int32_t r = 0; r < rows; ++r) {
+          float* sr = s.data() + r * kTile;
+          const float mx = std::max(m[r], *std::max_element(sr, sr + nt));
+          const float a = std::exp(m[r] - mx);
+          float sum = 0.0f;
+          for (int64_t t = 0; t < nt; ++t) sum += (sr[t] = std::exp(sr[t] - mx));
+          l[r] = l[r] * a + sum;
+          m[r] = mx;
+          for (int32_t e = 0; e < d; ++e) o[r * d + e] *= a;
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, d, static_cast<int>(nt), 1.0f, s.data(),
+                    static_cast<int>(kTile), v.data(), d, 1.0f, o.data(), d);
+      }
+      for (int32_t r = 0; r < rows; ++r) {
+        for (int32_t e = 0; e < d; ++e) it.o[r * d + e] = o[r * d + e] / l[r];
+        it.lse[r] = m[r] + std::log(l[r]);
+      }
+    });
+  });
+}
+
+/// args: threads, path (0: engine, 1: OpenBLAS).
+void BM_Append(benchmark::State& state) {
+  const int threads = state.range(0) > 0 ? static_cast<int>(state.range(0)) : all_threads();
+  tbb::task_arena arena(threads);
+  openblas_set_num_threads(1);  // parallel over items on the arena, like the engine
+  Workload w(DType::kBFloat16, std::vector<int64_t>(kAppendHeads, kAppendSelected), kAppendRows, 9);
+  const SparseEngine engine;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (state.range(1) == 0) {
+      benchmark::DoNotOptimize(engine.attend(w.dtype, kGroup, kHeadDim, scale, w.items, arena).is_ok());
+    } else {
+      blas_append(w, scale, arena);
+    }
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  const double flops = 4.0 * kAppendRows * kGroup * kHeadDim * static_cast<double>(kAppendSelected * kAppendHeads);
+  state.counters["GFLOPs"] = benchmark::Counter(flops * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+  state.SetLabel(state.range(1) == 0 ? "engine tiling" : "openblas sgemm");
+}
+BENCHMARK(BM_Append)->Args({0, 0})->Args({0, 1})->ArgNames({"threads", "blas"})->UseManualTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,52 @@
+// The per-ISA entry points of the sparse attention kernels; each lives in its own translation unit
+// compiled with that ISA's flags (sparse_<isa>.cpp), chosen at run time by the engine.
+#pragma once
+
+#include <cstdint>
+
+#include "hgca/hgca.hpp"
+
+namespace hgca::cpu::arch {
+
+/// One unit of work: query rows × group heads over n contiguous keys of one KV head. Writes o
+/// normalized over the n keys and lse in natural log (o = 0, lse = -inf when n = 0).
+struct UnitParams {
+  const void* k = nullptr;  ///< [n, head_dim]
+  const void* v = nullptr;  ///< [n, head_dim]
+  int64_t n = 0;
+  const void* q = nullptr;  ///< row r, head g at q + r*q_row_stride + g*head_dim
+  int64_t q_row_stride = 0;
+  int32_t n_rows = 1;
+  int32_t group = 1;
+  int32_t head_dim = 0;
+  float sm_scale = 1.0f;
+  float* o = nullptr;  ///< row r, head g at o + r*o_row_stride + g*head_dim
+  int64_t o_row_stride = 0;
+  float* lse = nullptr;  ///< row r, head g at lse + r*lse_row_stride + g
+  int64_t lse_row_stride = 0;
+};
+
+using UnitKernel = void (*)(const UnitParams&);
+
+/// The kernels of one ISA, by KV dtype.
+struct Kernels {
+  UnitKernel f32 = nullptr;
+  UnitKernel f16 = nullptr;
+  UnitKernel bf16 = nullptr;
+  UnitKernel get(DType dtype) const {
+    return dtype == DType::kFloat16 ? f16 : dtype == DType::kBFloat16 ? bf16 : f32;
+  }
+};
+
+Kernels portable_kernels();
+#if defined(HGCA_HAVE_AVX2_KERNELS)
+Kernels avx2_kernels();
+#endif
+#if defined(HGCA_HAVE_AVX512_KERNELS)
+Kernels avx512_kernels();
+#endif
+#if defined(HGCA_HAVE_AVX512BF16_KERNELS)
+Kernels avx512bf16_kernels();
+#endif
+
+}  // namespace hgca::cpu::arch

@@ -1,0 +1,344 @@
+// Scheduling of the sparse attention: a step's items become tasks over (sequence, KV head, KV split)
+// of about equal selected tokens — long context sets split into chunks merged exactly by LSE, small
+// adjacent heads packed into one task (HGCA §3.3) — run on the caller's oneTBB arena(s).
+#include "cpu/sparse_engine.hpp"
+
+#include <fmt/format.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_group.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <new>
+
+#include "cpu/arch/sparse_arch.hpp"
+
+namespace hgca::cpu {
+namespace {
+
+constexpr int64_t kLine = 64;  // bytes; partial buffers start on their own cache line
+/// Auto split: aim at about this many tasks per step (enough for 16+ workers to balance within a
+/// task's length), chunks no shorter than kMinSplit keys (a task then reads ≥ 128 KiB at D = 128).
+constexpr int64_t kAutoTasks = 256;
+constexpr int64_t kMinSplit = 512;
+constexpr int64_t kMaxSplit = 16384;
+/// A small item costs its keys plus about this many keys' worth of fixed work (queries, outputs).
+constexpr int64_t kItemOverheadTokens = 16;
+
+arch::Kernels kernels_for(SparseIsa isa) {
+  switch (isa) {
+#if defined(HGCA_HAVE_AVX512_KERNELS)
+    case SparseIsa::kAvx512: return arch::avx512_kernels();
+#endif
+#if defined(HGCA_HAVE_AVX512BF16_KERNELS)
+    case SparseIsa::kAvx512Bf16: return arch::avx512bf16_kernels();
+#endif
+#if defined(HGCA_HAVE_AVX2_KERNELS)
+    case SparseIsa::kAvx2: return arch::avx2_kernels();
+#endif
+    default: return arch::portable_kernels();
+  }
+}
+
+/// Flushes denormals (FTZ, DAZ) while a task runs and restores the thread's mode afterwards: the
+/// caller's own thread works in the arena too, and its floating-point mode is not ours to keep.
+class DenormalsFlushed {
+ public:
+#if defined(__x86_64__) || defined(__i386__)
+  DenormalsFlushed() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040u); }
+  ~DenormalsFlushed() { _mm_setcsr(saved_); }
+
+ private:
+  unsigned saved_;
+#endif
+};
+
+/// One piece of the schedule: either a run of whole items [first, first + count), or chunk `chunk`
+/// of the split item `first`.
+struct Task {
+  int32_t first = 0;
+  int32_t count = 0;
+  int32_t chunk = -1;  // ≥ 0: a chunk of a split item
+  int32_t node = 0;
+};
+
+/// How a split item is cut: `chunks` pieces of `chunk_tokens` keys (the last shorter), each writing
+/// its partial state to its own cache-line-aligned slot of the call's partial buffer.
+struct Split {
+  int32_t chunks = 0;
+  int64_t chunk_tokens = 0;
+  int64_t partial_offset = 0;  // floats into the partial buffer
+  int64_t partial_stride = 0;  // floats between chunks
+};
+
+struct AlignedFree {
+  void operator()(float* p) const { ::operator delete[](p, std::align_val_t(kLine)); }
+};
+
+}  // namespace
+
+const char* to_string(SparseIsa isa) {
+  switch (isa) {
+    case SparseIsa::kAuto: return "auto";
+    case SparseIsa::kAvx512: return "avx512";
+    case SparseIsa::kAvx2: return "avx2";
+    case SparseIsa::kAvx512Bf16: return "avx512bf16";
+    case SparseIsa::kPortable: return "portable";
+  }
+  return "unknown";
+}
+
+bool isa_supported(SparseIsa isa) {
+  switch (isa) {
+    case SparseIsa::kAuto:
+    case SparseIsa::kPortable: return true;
+    case SparseIsa::kAvx512:
+#if defined(HGCA_HAVE_AVX512_KERNELS)
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+#else
+      return false;
+#endif
+    case SparseIsa::kAvx512Bf16:
+#if defined(HGCA_HAVE_AVX512BF16_KERNELS)
+      return isa_supported(SparseIsa::kAvx512) && __builtin_cpu_supports("avx512bf16");
+#else
+      return false;
+#endif
+    case SparseIsa::kAvx2:
+#if defined(HGCA_HAVE_AVX2_KERNELS)
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("f16c");
+#else
+      return false;
+#endif
+  }
+  return false;
+}
+
+SparseIsa best_isa() {
+  if (isa_supported(SparseIsa::kAvx512Bf16)) return SparseIsa::kAvx512Bf16;
+  if (isa_supported(SparseIsa::kAvx512)) return SparseIsa::kAvx512;
+  if (isa_supported(SparseIsa::kAvx2)) return SparseIsa::kAvx2;
+  return SparseIsa::kPortable;
+}
+
+SparseEngine::SparseEngine(SparseEngineConfig config)
+    : config_(config),
+      isa_(config.isa == SparseIsa::kAuto || !isa_supported(config.isa) ? best_isa() : config.isa) {}
+
+int64_t SparseEngine::split_tokens(std::span<const SparseItem> items) const {
+  if (config_.kv_split_tokens > 0) return config_.kv_split_tokens;
+  int64_t total = 0;
+  for (const auto& it : items) total += it.n;
+  const int64_t want = (total + kAutoTasks - 1) / kAutoTasks;
+  return std::clamp((want + 63) / 64 * 64, kMinSplit, kMaxSplit);
+}
+
+Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float sm_scale,
+                            std::span<const SparseItem> items, tbb::task_arena& arena,
+                            SparseEngineStats* stats) const {
+  tbb::task_arena* const arenas[] = {&arena};
+  return attend(dtype, group, head_dim, sm_scale, items, arenas, stats);
+}
+
+Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float sm_scale,
+                            std::span<const SparseItem> items,
+                            std::span<tbb::task_arena* const> arenas,
+                            SparseEngineStats* stats) const {
+  using enum StatusCode;
+  if (dtype != DType::kFloat32 && dtype != DType::kFloat16 && dtype != DType::kBFloat16) {
+    return {kInvalidArgument, fmt::format("dtype = {}, expected f32, f16 or bf16", static_cast<int>(dtype))};
+  }
+  if (group < 1) return {kInvalidArgument, fmt::format("group = {}, expected ≥ 1", group)};
+  if (head_dim < 8 || head_dim > 256 || head_dim % 8 != 0) {
+    return {kUnsupported, fmt::format("head_dim = {}, expected a multiple of 8 in [8, 256]", head_dim)};
+  }
+  if (arenas.empty()) return {kInvalidArgument, "arenas is empty, expected one per NUMA node"};
+  for (size_t i = 0; i < items.size(); ++i) {
+    const SparseItem& it = items[i];
+    if (it.n < 0 || it.n_rows < 1 || it.node < 0 || it.node >= static_cast<int32_t>(arenas.size()) ||
+        !it.q || !it.o || !it.lse || (it.n > 0 && (!it.k || !it.v))) {
+      return {kInvalidArgument,
+              fmt::format("items[{}]: n = {}, n_rows = {}, node = {}, expected n ≥ 0, n_rows ≥ 1, node in "
+                          "[0, {}) and non-null q, o, lse (k, v when n > 0)",
+                          i, it.n, it.n_rows, it.node, arenas.size())};
+    }
+  }
+  if (items.empty()) return Status::ok();
+
+  const arch::UnitKernel kernel = kernels_for(isa_).get(dtype);
+  const size_t elem = dtype_size(dtype);
+  const int64_t split = split_tokens(items);
+
+  // The schedule depends on the items and the config only, never on the thread count, so every
+  // thread count computes the same chunks and merges them in the same order: identical results.
+  std::vector<Split> splits(items.size());
+  std::vector<Task> tasks;
+  int64_t partial_floats = 0;
+  {
+    Task open;  // run of small items being packed
+    int64_t open_cost = 0;
+    auto close = [&] {
+      if (open.count > 0) tasks.push_back(open);
+      open = {};
+      open_cost = 0;
+    };
+    for (int32_t i = 0; i < static_cast<int32_t>(items.size()); ++i) {
+      const SparseItem& it = items[i];
+      if (it.n > split) {
+        close();
+        Split& s = splits[i];
+        s.chunks = static_cast<int32_t>((it.n + split - 1) / split);
+        s.chunk_tokens = ((it.n + s.chunks - 1) / s.chunks + 15) / 16 * 16;
+        s.chunks = static_cast<int32_t>((it.n + s.chunk_tokens - 1) / s.chunk_tokens);
+        const int64_t rows = static_cast<int64_t>(it.n_rows) * group;
+        const int64_t line = kLine / sizeof(float);
+        s.partial_stride = (rows * head_dim + rows + line - 1) / line * line;
+        s.partial_offset = partial_floats;
+        partial_floats += s.partial_stride * s.chunks;
+        for (int32_t c = 0; c < s.chunks; ++c) tasks.push_back({i, 1, c, it.node});
+        continue;
+      }
+      const int64_t cost = it.n + kItemOverheadTokens;
+      const bool fits = open.count > 0 && open.node == it.node && open_cost + cost <= split &&
+                        (config_.heads_per_task <= 0 || open.count < config_.heads_per_task);
+      if (!fits) {
+        close();
+        open = {i, 0, -1, it.node};
+      }
+      ++open.count;
+      open_cost += cost;
+    }
+    close();
+  }
+
+  std::unique_ptr<float[], AlignedFree> partial(
+      partial_floats > 0 ? new (std::align_val_t(kLine)) float[partial_floats] : nullptr);
+  std::unique_ptr<std::atomic<int32_t>[]> remaining(new std::atomic<int32_t>[items.size()]);
+  for (size_t i = 0; i < items.size(); ++i) remaining[i].store(splits[i].chunks, std::memory_order_relaxed);
+
+  auto params = [&](const SparseItem& it) {
+    arch::UnitParams p;
+    p.k = it.k;
+    p.v = it.v;
+    p.n = it.n;
+    p.q = it.q;
+    p.q_row_stride = it.q_row_stride;
+    p.n_rows = it.n_rows;
+    p.group = group;
+    p.head_dim = head_dim;
+    p.sm_scale = sm_scale;
+    p.o = it.o;
+    p.o_row_stride = it.o_row_stride;
+    p.lse = it.lse;
+    p.lse_row_stride = it.lse_row_stride;
+    return p;
+  };
+
+  // The chunks of a split item merged by LSE, in chunk order, by whichever chunk finishes last.
+  auto combine = [&](int32_t i) {
+    const SparseItem& it = items[i];
+    const Split& s = splits[i];
+    const int32_t rows = it.n_rows * group;
+    const float* base = partial.get() + s.partial_offset;
+    const int64_t lse_at = static_cast<int64_t>(rows) * head_dim;
+    for (int32_t q = 0; q < rows; ++q) {
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int32_t c = 0; c < s.chunks; ++c) mx = std::max(mx, base[c * s.partial_stride + lse_at + q]);
+      float* o = it.o + (q / group) * it.o_row_stride + (q % group) * head_dim;
+      float sum = 0.0f;
+      for (int32_t e = 0; e < head_dim; ++e) o[e] = 0.0f;
+      for (int32_t c = 0; c < s.chunks; ++c) {
+        const float* pc = base + c * s.partial_stride;
+        const float w = std::exp(pc[lse_at + q] - mx);
+        sum += w;
+        const float* oc = pc + static_cast<int64_t>(q) * head_dim;
+        for (int32_t e = 0; e < head_dim; ++e) o[e] += w * oc[e];
+      }
+      const float inv = 1.0f / sum;
+      for (int32_t e = 0; e < head_dim; ++e) o[e] *= inv;
+      it.lse[(q / group) * it.lse_row_stride + q % group] = mx + std::log(sum);
+    }
+  };
+
+  // Worker slots of every arena, numbered consecutively for the busy-time counters.
+  std::vector<int32_t> slot_base(arenas.size() + 1, 0);
+  for (size_t a = 0; a < arenas.size(); ++a) slot_base[a + 1] = slot_base[a] + arenas[a]->max_concurrency();
+  struct alignas(kLine) Busy {
+    double seconds = 0.0;
+  };
+  std::vector<Busy> busy(stats ? static_cast<size_t>(slot_base.back()) : 0);
+
+  auto run_task = [&](const Task& t) {
+    DenormalsFlushed ftz;
+    const auto start = stats ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    if (t.chunk < 0) {
+      for (int32_t i = t.first; i < t.first + t.count; ++i) kernel(params(items[i]));
+    } else {
+      const SparseItem& it = items[t.first];
+      const Split& s = splits[t.first];
+      arch::UnitParams p = params(it);
+      const int64_t k0 = t.chunk * s.chunk_tokens;
+      const auto bytes = static_cast<int64_t>(k0 * head_dim * elem);
+      p.k = static_cast<const std::byte*>(it.k) + bytes;
+      p.v = static_cast<const std::byte*>(it.v) + bytes;
+      p.n = std::min(s.chunk_tokens, it.n - k0);
+      const int32_t rows = it.n_rows * group;
+      p.o = partial.get() + s.partial_offset + t.chunk * s.partial_stride;
+      p.o_row_stride = static_cast<int64_t>(group) * head_dim;
+      p.lse = p.o + static_cast<int64_t>(rows) * head_dim;
+      p.lse_row_stride = group;
+      kernel(p);
+      if (remaining[t.first].fetch_sub(1, std::memory_order_acq_rel) == 1) combine(t.first);
+    }
+    if (stats) {
+      const int slot = tbb::this_task_arena::current_thread_index();
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (slot >= 0 && slot_base[t.node] + slot < slot_base[t.node + 1]) busy[slot_base[t.node] + slot].seconds += s;
+    }
+  };
+
+  // Tasks of each node, in schedule order.
+  std::vector<std::vector<int32_t>> by_node(arenas.size());
+  for (int32_t t = 0; t < static_cast<int32_t>(tasks.size()); ++t) by_node[tasks[t].node].push_back(t);
+  auto run_node = [&](size_t node) {
+    const auto& ids = by_node[node];
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, ids.size(), 1),
+                      [&](const tbb::blocked_range<size_t>& r) {
+                        for (size_t j = r.begin(); j != r.end(); ++j) run_task(tasks[ids[j]]);
+                      },
+                      tbb::simple_partitioner());
+  };
+  std::vector<size_t> active;
+  for (size_t a = 0; a < arenas.size(); ++a) {
+    if (!by_node[a].empty()) active.push_back(a);
+  }
+  if (active.size() == 1) {
+    arenas[active[0]]->execute([&] { run_node(active[0]); });
+  } else {
+    // Every node's arena works concurrently; the calling thread waits on each in turn.
+    std::vector<tbb::task_group> groups(arenas.size());
+    for (size_t a : active) arenas[a]->execute([&, a] { groups[a].run([&, a] { run_node(a); }); });
+    for (size_t a : active) arenas[a]->execute([&, a] { groups[a].wait(); });
+  }
+
+  if (stats) {
+    stats->busy_seconds.resize(busy.size(), 0.0);
+    for (size_t s = 0; s < busy.size(); ++s) stats->busy_seconds[s] += busy[s].seconds;
+    stats->tasks = static_cast<int64_t>(tasks.size());
+    stats->kv_split_tokens = split;
+  }
+  return Status::ok();
+}
+
+}  // namespace hgca::cpu

@@ -1,0 +1,91 @@
+// The CPU engine's sparse attention (HGCA §3.3, "CPU-local sparse attention"): one call takes a
+// whole step's work items — (sequence, KV head) pairs with their contiguous context caches — splits
+// them into tasks balanced by selected tokens, and runs SIMD kernels chosen from CPUID on the pool.
+#pragma once
+
+#include <oneapi/tbb/task_arena.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hgca/hgca.hpp"
+
+namespace hgca::cpu {
+
+/// Instruction-set path of the kernels. kAuto picks the best one the CPU has. kAvx512Bf16 is
+/// kAvx512 plus AVX512-BF16 dot products (vdpbf16ps) for q·k when the KV dtype is bf16.
+enum class SparseIsa : int32_t { kAuto = 0, kAvx512 = 1, kAvx2 = 2, kPortable = 3, kAvx512Bf16 = 4 };
+const char* to_string(SparseIsa isa);
+/// Whether this CPU (and this build) can run `isa`; kAuto and kPortable always can.
+bool isa_supported(SparseIsa isa);
+/// The path kAuto resolves to on this CPU.
+SparseIsa best_isa();
+
+/// One (sequence, KV head) of a step: the group's query rows attend to the n keys of the head's
+/// context set S, stored contiguously ([n, head_dim] each for K and V, in the call's dtype).
+struct SparseItem {
+  const void* k = nullptr;
+  const void* v = nullptr;
+  int64_t n = 0;               ///< |S|; 0 gives o = 0, lse = -inf
+  const void* q = nullptr;     ///< row r, query head g of the group at q + r*q_row_stride + g*head_dim (elements)
+  int64_t q_row_stride = 0;
+  int32_t n_rows = 1;          ///< 1: decode; more: append (the new tokens of the sequence)
+  float* o = nullptr;          ///< fp32, normalized over S; row r, head g at o + r*o_row_stride + g*head_dim
+  int64_t o_row_stride = 0;
+  float* lse = nullptr;        ///< natural log of Σ exp(scaled score); row r, head g at lse + r*lse_row_stride + g
+  int64_t lse_row_stride = 0;
+  int32_t node = 0;            ///< NUMA node whose arena works on this item (index into the arenas)
+};
+
+struct SparseEngineConfig {
+  SparseIsa isa = SparseIsa::kAuto;
+  /// Largest number of keys one task reads; longer context sets are split into chunks of about this
+  /// size whose partial (o, lse) are merged exactly by LSE. 0: chosen from the step's total selected
+  /// tokens (never from the thread count, so results are the same at every thread count).
+  int64_t kv_split_tokens = 0;
+  /// Most adjacent items (KV heads) packed into one task when they are small (HGCA §3.3); 0: as
+  /// many as fit in kv_split_tokens. Packing never changes results, only the task count.
+  int32_t heads_per_task = 0;
+};
+
+/// Optional measurements of one call, for benchmarks and hgca-tune.
+struct SparseEngineStats {
+  std::vector<double> busy_seconds;  ///< per worker slot of the arena: time spent in tasks (accumulated)
+  int64_t tasks = 0;                 ///< tasks of the last call
+  int64_t kv_split_tokens = 0;       ///< split size the last call used
+};
+
+/// Sparse attention engine. attend() may be called from any thread, also one outside the arenas
+/// (e.g. a CUDA host-function thread); it blocks until the step's items are done. Concurrent calls
+/// on one engine are safe (it keeps no per-call state).
+class SparseEngine {
+ public:
+  explicit SparseEngine(SparseEngineConfig config = {});
+
+  const SparseEngineConfig& config() const { return config_; }
+  /// The ISA path the kernels run on (kAuto resolved).
+  SparseIsa isa() const { return isa_; }
+
+  /// Attends every item. group: query heads per KV head (G); head_dim: a multiple of 8 in [8, 256];
+  /// sm_scale: score scale. All items run in `arena`.
+  Status attend(DType dtype, int32_t group, int32_t head_dim, float sm_scale,
+                std::span<const SparseItem> items, tbb::task_arena& arena,
+                SparseEngineStats* stats = nullptr) const;
+
+  /// As above, item i running in arenas[items[i].node] (one arena per NUMA node); the nodes' work
+  /// runs concurrently.
+  Status attend(DType dtype, int32_t group, int32_t head_dim, float sm_scale,
+                std::span<const SparseItem> items, std::span<tbb::task_arena* const> arenas,
+                SparseEngineStats* stats = nullptr) const;
+
+  /// The split size a call over these items would use.
+  int64_t split_tokens(std::span<const SparseItem> items) const;
+
+ private:
+  SparseEngineConfig config_;
+  SparseIsa isa_;
+};
+
+}  // namespace hgca::cpu
