@@ -18,7 +18,7 @@ Status error(StatusCode code, fmt::format_string<Args...> format, Args&&... args
   return {code, fmt::format(format, std::forward<Args>(args)...)};
 }
 
-constexpr const char* kIsaNames[] = {"auto", "portable", "avx2", "avx512"};
+constexpr const char* kIsaNames[] = {"auto", "portable", "avx2", "avx512", "avx512bf16"};
 constexpr const char* kPlacementNames[] = {"auto", "balanced", "gpu_local"};
 
 /// Reads an integer field in [lo, hi]; `what` says what the value means.
@@ -131,7 +131,7 @@ Status validate_tuning(const Options& o) {
                  o.kv_split_tokens);
   }
   if (static_cast<uint32_t>(o.isa) >= std::size(kIsaNames)) {
-    return error(StatusCode::kInvalidArgument, "isa = {}, expected auto (0), portable (1), avx2 (2) or avx512 (3)",
+    return error(StatusCode::kInvalidArgument, "isa = {}, expected auto (0), portable (1), avx2 (2), avx512 (3) or avx512bf16 (4)",
                  static_cast<int>(o.isa));
   }
   if (static_cast<uint32_t>(o.numa_placement) >= std::size(kPlacementNames)) {

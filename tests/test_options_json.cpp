@@ -69,7 +69,7 @@ TEST(OptionsJson, RoundTripOfHgcaTuneOutput) {
   EXPECT_EQ(o.n_q_heads, 8);
 
   // Every enum value goes out and comes back.
-  for (auto isa : {CpuIsa::kAuto, CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+  for (auto isa : {CpuIsa::kAuto, CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512, CpuIsa::kAvx512Bf16}) {
     for (auto p : {NumaPlacement::kAuto, NumaPlacement::kBalanced, NumaPlacement::kGpuLocal}) {
       Options t;
       t.isa = isa;

@@ -26,7 +26,13 @@ typedef enum hgca_status {
 
 typedef enum hgca_dtype { HGCA_FLOAT32 = 0, HGCA_FLOAT16 = 1, HGCA_BFLOAT16 = 2 } hgca_dtype;
 typedef enum hgca_backend { HGCA_BACKEND_AUTO = 0, HGCA_BACKEND_HOST = 1, HGCA_BACKEND_CUDA = 2 } hgca_backend;
-typedef enum hgca_isa { HGCA_ISA_AUTO = 0, HGCA_ISA_PORTABLE = 1, HGCA_ISA_AVX2 = 2, HGCA_ISA_AVX512 = 3 } hgca_isa;
+typedef enum hgca_isa {
+  HGCA_ISA_AUTO = 0,
+  HGCA_ISA_PORTABLE = 1,
+  HGCA_ISA_AVX2 = 2,
+  HGCA_ISA_AVX512 = 3,
+  HGCA_ISA_AVX512_BF16 = 4
+} hgca_isa;
 typedef enum hgca_numa_placement {
   HGCA_NUMA_PLACEMENT_AUTO = 0,
   HGCA_NUMA_PLACEMENT_BALANCED = 1,

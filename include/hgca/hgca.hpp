@@ -23,8 +23,9 @@ enum class DType : int32_t { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
 enum class Backend : int32_t { kAuto = 0, kHost = 1, kCuda = 2 };
 
 /// Instruction-set path of the CPU engine's sparse attention kernels. kAuto picks the best the CPU
-/// has (CPUID); the others force one path (an error where the CPU lacks it).
-enum class CpuIsa : int32_t { kAuto = 0, kPortable = 1, kAvx2 = 2, kAvx512 = 3 };
+/// has (CPUID); the others force one path (an error where the CPU lacks it). kAvx512Bf16 is kAvx512
+/// with AVX512-BF16 dot products for bf16 K.
+enum class CpuIsa : int32_t { kAuto = 0, kPortable = 1, kAvx2 = 2, kAvx512 = 3, kAvx512Bf16 = 4 };
 
 /// Which NUMA node a sequence's store, context sets and CPU work go to (see src/cpu/placement.hpp).
 /// kAuto: balanced by load, preferring the GPU's local node(s) while that costs at most 25 %;
@@ -44,7 +45,7 @@ enum class StatusCode : int32_t {
 const char* to_string(StatusCode code);
 const char* to_string(DType dtype);
 const char* to_string(Backend backend);
-const char* to_string(CpuIsa isa);                 ///< "auto", "portable", "avx2", "avx512"
+const char* to_string(CpuIsa isa);  ///< "auto", "portable", "avx2", "avx512", "avx512bf16"
 const char* to_string(NumaPlacement placement);    ///< "auto", "balanced", "gpu_local"
 /// Bytes per element of `dtype`.
 std::size_t dtype_size(DType dtype);
@@ -104,7 +105,7 @@ struct Options {
 /// Loads the tuned fields of `*inout` from a JSON file as hgca-tune writes it (--out); the fields the
 /// file does not name keep their values. Keys (all optional): "threads", "threads_per_node",
 /// "heads_per_task", "kv_split_tokens" (integers ≥ 0, heads_per_task ≥ 1), "isa" ("auto",
-/// "portable", "avx2", "avx512"), "numa_placement" ("auto", "balanced", "gpu_local"), and
+/// "portable", "avx2", "avx512", "avx512bf16"), "numa_placement" ("auto", "balanced", "gpu_local"), and
 /// "tuned_on" (an object describing the measurement, not read). Any other key, a wrong type or an
 /// out-of-range value is an error naming the file, the key, the value and what was expected;
 /// `*inout` is then left as it was. heads_per_task ≤ n_kv_heads is checked by Runtime::create.

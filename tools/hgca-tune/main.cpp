@@ -50,6 +50,7 @@ struct Cli {
 struct Measured {
   EngineConfig config;
   double gbps = 0, median_ms = 0, dram_gbps = 0;
+  double balance = 1;  ///< median over steps of the slowest worker's busy time / the mean
 };
 
 std::optional<hgca::DType> parse_dtype(const std::string& s) {
@@ -84,18 +85,20 @@ std::unique_ptr<hgca::cpu::Pool> make_pool(const std::shared_ptr<const hgca::cpu
 Measured time_engine(hgca::tune::SparseWorkload& w, hgca::cpu::Pool& pool, const EngineConfig& c, int steps) {
   w.place(pool, c.placement);
   w.step(pool, w.layers() - 1, c);  // warm-up: page tables, scratch
-  std::vector<double> ms;
+  std::vector<double> ms, balance;
   double bytes = 0, seconds = 0;
   for (int i = 0; i < steps; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    w.step(pool, i, c);
+    balance.push_back(w.step(pool, i, c));
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ms.push_back(dt * 1e3);
     seconds += dt;
     bytes += static_cast<double>(w.step_bytes(i));
   }
   std::sort(ms.begin(), ms.end());
+  std::sort(balance.begin(), balance.end());
   Measured m;
+  m.balance = balance[balance.size() / 2];
   m.config = c;
   m.gbps = bytes / seconds * 1e-9;
   m.median_ms = ms[ms.size() / 2];
@@ -127,8 +130,8 @@ int main(int argc, char** argv) {
   app.add_option("--out", cli.out, "write the best configuration here (the JSON hgca::load_options_json and HGCA_CONFIG read)");
   app.add_option("--svg", cli.svg, "write a plot of bandwidth against threads here (SVG)");
   app.add_option("--threads", cli.threads, "threads per node to sweep (default: 1, 2, 4, … and every core)");
-  app.add_option("--heads-per-task", cli.heads_per_task, "heads per task to sweep (default 1 2 4 8, quick 1 2)");
-  app.add_option("--kv-split", cli.kv_split, "KV split sizes in tokens to sweep, 0 = no split (default 0 256 1024 4096, quick 0 1024)");
+  app.add_option("--heads-per-task", cli.heads_per_task, "most small heads packed per task, to sweep (default 1 2 4 8, quick 1 4)");
+  app.add_option("--kv-split", cli.kv_split, "KV split sizes in tokens to sweep, 0 = the engine chooses (default 0 512 2048 8192, quick 0 2048)");
   app.add_option("--placement", cli.placements, "placements to sweep: auto balanced gpu_local (default: all that differ here)");
   app.add_option("--working-set-mb", cli.working_set_mb,
                  "bytes each measurement streams over, in MiB (default 4x the last-level cache, quick 2x; at least 256)");
@@ -191,14 +194,13 @@ int main(int argc, char** argv) {
     if (t < 1) fail(fmt::format("--threads {}: expected ≥ 1", t));
   }
   std::vector<int> hpts = cli.heads_per_task;
-  if (hpts.empty()) hpts = cli.quick ? std::vector<int>{1, 2} : std::vector<int>{1, 2, 4, 8};
+  if (hpts.empty()) hpts = cli.quick ? std::vector<int>{1, 4} : std::vector<int>{1, 2, 4, 8};
   std::erase_if(hpts, [&](int h) { return h < 1 || h > cli.shape.kv_heads; });
   if (hpts.empty()) hpts = {1};
   std::vector<int> splits = cli.kv_split;
-  if (splits.empty()) splits = cli.quick ? std::vector<int>{0, 1024} : std::vector<int>{0, 256, 1024, 4096};
-  const int64_t longest = static_cast<int64_t>(static_cast<double>(cli.shape.context) * cli.shape.selected_fraction * 1.75);
-  std::erase_if(splits, [&](int s) { return s < 0 || (s > 0 && s >= longest); });  // ≥ longest: no split
-  if (splits.empty() || splits.front() != 0) splits.insert(splits.begin(), 0);
+  if (splits.empty()) splits = cli.quick ? std::vector<int>{0, 2048} : std::vector<int>{0, 512, 2048, 8192};
+  std::erase_if(splits, [&](int s) { return s < 0; });
+  if (splits.empty()) splits = {0};
   std::vector<NumaPlacement> placements;
   for (const auto& p : cli.placements) {
     auto parsed = parse_placement(p);
@@ -210,7 +212,7 @@ int main(int argc, char** argv) {
     if (topo->node_count() > 1) placements.push_back(NumaPlacement::kBalanced);
     if (topo->node_count() > 1 && !gpu_nodes.empty()) placements.push_back(NumaPlacement::kGpuLocal);
   }
-  const std::vector<CpuIsa> isas = hgca::tune::engine_isas();
+  const std::vector<CpuIsa> isas = hgca::tune::engine_isas(cli.shape.dtype);
   const int repeats = cli.repeats > 0 ? cli.repeats : (cli.quick ? 5 : 9);
 
   const double llc = static_cast<double>(topo->last_level_cache_bytes());
@@ -250,7 +252,7 @@ int main(int argc, char** argv) {
     auto pool = make_pool(topo, threads[i]);
     EngineConfig c;
     c.threads_per_node = threads[i];
-    c.heads_per_task = 1;
+    c.heads_per_task = hpts.front();
     c.kv_split_tokens = 0;
     c.placement = placements.front();
     Measured m = time_engine(workload, *pool, c, steps);
@@ -306,6 +308,7 @@ int main(int argc, char** argv) {
                    {"nodes", topo->node_count()},
                    {"cores", topo->total_cores()},
                    {"engine", hgca::tune::engine_name()},
+                   {"isa_auto_is", hgca::tune::engine_auto_isa()},
                    {"workload", workload_json},
                    {"dram_read_gbps", dram_full.gbps},
                    {"engine_gbps", best.gbps}};
@@ -347,6 +350,7 @@ int main(int argc, char** argv) {
       r["engine_gbps"] = m.gbps;
       r["median_step_ms"] = m.median_ms;
       r["fraction_of_dram"] = m.gbps / m.dram_gbps;
+      r["slowest_worker_over_mean"] = m.balance;
       ranked.push_back(r);
     }
     json gpus = json::array();
@@ -360,6 +364,7 @@ int main(int argc, char** argv) {
         {"topology", {{"nodes", nodes}, {"gpus", gpus}, {"gpu_local_nodes", gpu_nodes},
                       {"last_level_cache_bytes", topo->last_level_cache_bytes()}, {"memory_bound_to_nodes", dram_bound}}},
         {"engine", hgca::tune::engine_name()},
+        {"isa_auto_is", hgca::tune::engine_auto_isa()},
         {"workload", workload_json},
         {"steps_per_point", steps},
         {"dram_read_gbps", dram_full.gbps},
@@ -374,9 +379,9 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  fmt::print("\nengine: {}\nworkload: Hq {} Hkv {} D {} {}, context {}, selected {:.1f} % (mean), batch {}; "
+  fmt::print("\nengine: {} (isa auto = {})\nworkload: Hq {} Hkv {} D {} {}, context {}, selected {:.1f} % (mean), batch {}; "
              "{} layers rotated, {:.0f} MiB of K+V; {} steps per point\n",
-             hgca::tune::engine_name(), cli.shape.q_heads, cli.shape.kv_heads, cli.shape.head_dim,
+             hgca::tune::engine_name(), hgca::tune::engine_auto_isa(), cli.shape.q_heads, cli.shape.kv_heads, cli.shape.head_dim,
              hgca::to_string(cli.shape.dtype), cli.shape.context, cli.shape.selected_fraction * 100, cli.shape.batch,
              layers, static_cast<double>(workload.total_bytes()) / (1 << 20), steps);
   fmt::print("\nDRAM read and engine bandwidth against threads per node{}:\n", dram_bound ? "" : " (memory NOT bound to nodes)");
@@ -389,14 +394,14 @@ int main(int argc, char** argv) {
     fmt::print("DRAM read per node at {} threads: {:.1f} GB/s\n", threads.back(), fmt::join(dram_full.node_gbps, ", "));
   }
   fmt::print("\nRanked at {} threads per node (DRAM read {:.1f} GB/s):\n", tpn, dram_at_tpn);
-  fmt::print("{:>4} {:>10} {:>8} {:>8} {:>10} {:>8} {:>11} {:>8}\n", "rank", "heads/task", "kv split", "isa",
-             "placement", "GB/s", "ms/step", "of DRAM");
+  fmt::print("{:>4} {:>10} {:>8} {:>12} {:>10} {:>8} {:>9} {:>8} {:>8}\n", "rank", "heads/task", "kv split", "isa",
+             "placement", "GB/s", "ms/step", "of DRAM", "max/mean");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Measured& m = results[i];
-    fmt::print("{:>4} {:>10} {:>8} {:>8} {:>10} {:>8.2f} {:>11.3f} {:>7.0f}%\n", i + 1, m.config.heads_per_task,
-               m.config.kv_split_tokens == 0 ? std::string("none") : std::to_string(m.config.kv_split_tokens),
+    fmt::print("{:>4} {:>10} {:>8} {:>12} {:>10} {:>8.2f} {:>9.3f} {:>7.0f}% {:>8.2f}\n", i + 1, m.config.heads_per_task,
+               m.config.kv_split_tokens == 0 ? std::string("auto") : std::to_string(m.config.kv_split_tokens),
                hgca::to_string(m.config.isa), hgca::to_string(m.config.placement), m.gbps, m.median_ms,
-               100 * m.gbps / m.dram_gbps);
+               100 * m.gbps / m.dram_gbps, m.balance);
   }
   fmt::print("\nbest: {}\n", best_config.dump());
   if (!cli.out.empty()) fmt::print("written to {} (load with hgca::load_options_json or HGCA_CONFIG={})\n", cli.out, cli.out);

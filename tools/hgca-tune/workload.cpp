@@ -1,5 +1,5 @@
-// The sparse-attention workload hgca-tune sweeps (see workload.hpp). Until the SIMD engine lands
-// (branch cpu-engine), step() calls the host reference kernel cpu::attend_group per task.
+// The sparse-attention workload hgca-tune sweeps (see workload.hpp): step() is one call of the CPU
+// engine (cpu::SparseEngine) over the step's (sequence, KV head) items, each on its sequence's node.
 #include "workload.hpp"
 
 #include <oneapi/tbb/parallel_for.h>
@@ -8,9 +8,10 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <stdexcept>
 
 #include "bandwidth.hpp"
-#include "cpu/attention_host.hpp"
+#include "cpu/sparse_engine.hpp"
 #include "cpu/placement.hpp"
 #include "dtype.hpp"
 
@@ -40,11 +41,6 @@ struct Block {
   }
 };
 
-struct Task {
-  int seq, h0, nh;
-  int64_t t0, n;  // rows [t0, t0 + n) of each head of the task (padded heads read past their own)
-  std::size_t part;  // first partial output row (each row: one query head)
-};
 
 }  // namespace
 
@@ -54,16 +50,34 @@ struct SparseWorkload::Impl {
   std::vector<std::vector<float>> q;       // [seq]: [Hq, D] as floats, converted to T when filled
   std::vector<std::vector<std::byte>> q_typed;
   std::vector<std::vector<float>> out;     // [seq]: [Hq, D]
-  // Scratch of the current step.
-  std::vector<Task> tasks;
-  std::vector<std::size_t> node_first_task;  // tasks sorted by node; per node its first task
-  std::vector<float> part_o, part_lse;
-  std::vector<std::vector<int>> head_tasks;  // per (seq * Hkv + h): its tasks in order
+  std::vector<std::vector<float>> lse;     // [seq]: [Hq]
+  std::vector<cpu::SparseItem> items;      // scratch of the current step
 };
 
-const char* engine_name() { return "cpu::attend_group (host reference kernel; the SIMD engine is not merged yet)"; }
+cpu::SparseIsa to_engine(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::kPortable: return cpu::SparseIsa::kPortable;
+    case CpuIsa::kAvx2: return cpu::SparseIsa::kAvx2;
+    case CpuIsa::kAvx512: return cpu::SparseIsa::kAvx512;
+    case CpuIsa::kAvx512Bf16: return cpu::SparseIsa::kAvx512Bf16;
+    case CpuIsa::kAuto: break;
+  }
+  return cpu::SparseIsa::kAuto;
+}
 
-std::vector<CpuIsa> engine_isas() { return {CpuIsa::kAuto}; }
+const char* engine_name() { return "cpu::SparseEngine (SIMD sparse attention, branch cpu-engine)"; }
+
+std::string engine_auto_isa() { return cpu::to_string(cpu::best_isa()); }
+
+std::vector<CpuIsa> engine_isas(DType dtype) {
+  std::vector<CpuIsa> out{CpuIsa::kAuto};
+  for (CpuIsa isa : {CpuIsa::kAvx512Bf16, CpuIsa::kAvx512, CpuIsa::kAvx2, CpuIsa::kPortable}) {
+    // AVX512-BF16 differs from AVX-512 only for bf16 K.
+    if (isa == CpuIsa::kAvx512Bf16 && dtype != DType::kBFloat16) continue;
+    if (cpu::isa_supported(to_engine(isa))) out.push_back(isa);
+  }
+  return out;
+}
 
 uint64_t SparseWorkload::layer_bytes_estimate(const WorkloadShape& s) {
   const double rows = static_cast<double>(s.context) * s.selected_fraction * s.kv_heads * s.batch;
@@ -105,6 +119,7 @@ SparseWorkload::SparseWorkload(const WorkloadShape& shape, int layers, std::vect
     impl_->q.push_back(std::move(qs));
     impl_->q_typed.push_back(std::move(typed));
     impl_->out.emplace_back(static_cast<std::size_t>(shape.q_heads * shape.head_dim), 0.0f);
+    impl_->lse.emplace_back(static_cast<std::size_t>(shape.q_heads), 0.0f);
   }
   node_of_seq_.assign(static_cast<std::size_t>(shape.batch), -1);
 }
@@ -165,102 +180,53 @@ void SparseWorkload::place(cpu::Pool& pool, NumaPlacement placement) {
   node_of_seq_ = node_of;
 }
 
-void SparseWorkload::step(cpu::Pool& pool, int layer, const EngineConfig& config) {
+double SparseWorkload::step(cpu::Pool& pool, int layer, const EngineConfig& config) {
   Impl& m = *impl_;
   const auto& blocks = m.blocks[static_cast<std::size_t>(layer % layers_)];
   const int hkv = shape_.kv_heads, group = shape_.q_heads / shape_.kv_heads, d = shape_.head_dim;
-  const int hpt = std::clamp(config.heads_per_task, 1, hkv);
-
-  // Plan: tasks over (sequence, group of hpt adjacent heads padded to the longest, KV split),
-  // grouped by the sequence's node.
-  m.tasks.clear();
-  m.head_tasks.assign(static_cast<std::size_t>(shape_.batch * hkv), {});
-  std::size_t part = 0;
-  const int nodes = pool.node_count();
-  m.node_first_task.assign(static_cast<std::size_t>(nodes + 1), 0);
-  for (int node = 0; node < nodes; ++node) {
-    m.node_first_task[static_cast<std::size_t>(node)] = m.tasks.size();
-    for (int s = 0; s < shape_.batch; ++s) {
-      if (node_of_seq_[static_cast<std::size_t>(s)] != node) continue;
-      const Block& b = blocks[static_cast<std::size_t>(s)];
-      for (int h0 = 0; h0 < hkv; h0 += hpt) {
-        const int nh = std::min(hpt, hkv - h0);
-        int64_t padded = 0;
-        for (int h = h0; h < h0 + nh; ++h) padded = std::max(padded, b.length[static_cast<std::size_t>(h)]);
-        const int64_t split = config.kv_split_tokens > 0 ? config.kv_split_tokens : padded;
-        for (int64_t t0 = 0; t0 < padded; t0 += split) {
-          for (int h = h0; h < h0 + nh; ++h) {
-            m.head_tasks[static_cast<std::size_t>(s * hkv + h)].push_back(static_cast<int>(m.tasks.size()));
-          }
-          m.tasks.push_back({s, h0, nh, t0, std::min(split, padded - t0), part});
-          part += static_cast<std::size_t>(nh * group);
-        }
-      }
+  const int64_t q_stride = static_cast<int64_t>(shape_.q_heads) * d;
+  m.items.clear();
+  for (int s = 0; s < shape_.batch; ++s) {
+    const Block& b = blocks[static_cast<std::size_t>(s)];
+    const auto* base = static_cast<const std::byte*>(b.data);
+    for (int h = 0; h < hkv; ++h) {
+      const int64_t row = b.offset[static_cast<std::size_t>(h)];
+      cpu::SparseItem it;
+      it.k = base + static_cast<std::size_t>(row * d) * m.elem;
+      it.v = base + static_cast<std::size_t>((b.v_base + row) * d) * m.elem;
+      it.n = b.length[static_cast<std::size_t>(h)];
+      it.q = m.q_typed[static_cast<std::size_t>(s)].data() + static_cast<std::size_t>(h * group * d) * m.elem;
+      it.q_row_stride = q_stride;
+      it.n_rows = 1;
+      it.o = m.out[static_cast<std::size_t>(s)].data() + static_cast<std::size_t>(h * group * d);
+      it.o_row_stride = q_stride;
+      it.lse = m.lse[static_cast<std::size_t>(s)].data() + h * group;
+      it.lse_row_stride = shape_.q_heads;
+      it.node = node_of_seq_[static_cast<std::size_t>(s)];
+      m.items.push_back(it);
     }
   }
-  m.node_first_task[static_cast<std::size_t>(nodes)] = m.tasks.size();
-  m.part_o.resize(part * static_cast<std::size_t>(d));
-  m.part_lse.resize(part);
-
-  detail::dispatch_dtype(shape_.dtype, [&](auto t) {
-    using T = decltype(t);
-    run_on_every_node(pool, [&](int node) {
-      const std::size_t first = m.node_first_task[static_cast<std::size_t>(node)];
-      const std::size_t last = m.node_first_task[static_cast<std::size_t>(node) + 1];
-      // Attend: each task's heads over its rows, partial outputs normalized over those rows.
-      tbb::parallel_for(first, last, [&](std::size_t i) {
-        const Task& task = m.tasks[i];
-        const Block& b = blocks[static_cast<std::size_t>(task.seq)];
-        const T* base = static_cast<const T*>(b.data);
-        const T* q = reinterpret_cast<const T*>(m.q_typed[static_cast<std::size_t>(task.seq)].data());
-        for (int j = 0; j < task.nh; ++j) {
-          const int h = task.h0 + j;
-          const int64_t row = b.offset[static_cast<std::size_t>(h)] + task.t0;
-          const cpu::KvSegment<T> seg{base + row * d, base + (b.v_base + row) * d, task.n, d};
-          cpu::GroupAttentionParams<T> p;
-          p.q = q + static_cast<int64_t>(h) * group * d;
-          p.q_row_stride = static_cast<int64_t>(shape_.q_heads) * d;
-          p.n_rows = 1;
-          p.group = group;
-          p.head_dim = d;
-          p.sm_scale = 1.0f / std::sqrt(static_cast<float>(d));
-          p.segments = std::span<const cpu::KvSegment<T>>(&seg, 1);
-          const std::size_t row_part = task.part + static_cast<std::size_t>(j * group);
-          p.o = m.part_o.data() + row_part * static_cast<std::size_t>(d);
-          p.o_row_stride = static_cast<int64_t>(group) * d;
-          p.lse = m.part_lse.data() + row_part;
-          p.lse_row_stride = group;
-          cpu::attend_group(p);
-        }
-      });
-      // Merge each head's splits by LSE into the sequence's output.
-      tbb::parallel_for(0, shape_.batch * hkv, [&](int sh) {
-        const int s = sh / hkv, h = sh % hkv;
-        if (node_of_seq_[static_cast<std::size_t>(s)] != node) return;
-        const auto& parts = m.head_tasks[static_cast<std::size_t>(sh)];
-        for (int g = 0; g < group; ++g) {
-          float mx = -std::numeric_limits<float>::infinity();
-          std::vector<std::size_t> rows;
-          for (int ti : parts) {
-            const Task& task = m.tasks[static_cast<std::size_t>(ti)];
-            rows.push_back(task.part + static_cast<std::size_t>((h - task.h0) * group + g));
-            mx = std::max(mx, m.part_lse[rows.back()]);
-          }
-          float* o = m.out[static_cast<std::size_t>(s)].data() + static_cast<std::size_t>((h * group + g) * d);
-          std::fill(o, o + d, 0.0f);
-          if (!std::isfinite(mx)) continue;
-          float denom = 0.0f;
-          for (std::size_t r : rows) {
-            const float w = std::exp(m.part_lse[r] - mx);
-            denom += w;
-            const float* po = m.part_o.data() + r * static_cast<std::size_t>(d);
-            for (int i = 0; i < d; ++i) o[i] += w * po[i];
-          }
-          for (int i = 0; i < d; ++i) o[i] /= denom;
-        }
-      });
-    });
-  });
+  std::vector<tbb::task_arena*> arenas;
+  for (int node = 0; node < pool.node_count(); ++node) arenas.push_back(&pool.arena(node));
+  cpu::SparseEngineConfig ec;
+  ec.isa = to_engine(config.isa);
+  ec.kv_split_tokens = config.kv_split_tokens;
+  ec.heads_per_task = config.heads_per_task;
+  const cpu::SparseEngine engine(ec);
+  cpu::SparseEngineStats stats;
+  const Status st = engine.attend(shape_.dtype, group, d, 1.0f / std::sqrt(static_cast<float>(d)), m.items,
+                                  std::span<tbb::task_arena* const>(arenas), &stats);
+  if (!st) throw std::runtime_error("hgca-tune: the engine refused the workload: " + st.message());
+  // Load balance: the slowest worker's busy time over the mean of those that worked.
+  double sum = 0, mx = 0;
+  int busy = 0;
+  for (double t : stats.busy_seconds) {
+    if (t <= 0) continue;
+    sum += t;
+    mx = std::max(mx, t);
+    ++busy;
+  }
+  return busy > 0 ? mx / (sum / busy) : 1.0;
 }
 
 }  // namespace hgca::tune

@@ -26,16 +26,18 @@ struct WorkloadShape {
 /// What the sweep varies (the tuned fields of hgca::Options).
 struct EngineConfig {
   int threads_per_node = 0;
-  int heads_per_task = 1;
-  int kv_split_tokens = 0;  ///< 0: one task per (sequence, head group)
+  int heads_per_task = 1;   ///< most small heads packed into one task
+  int kv_split_tokens = 0;  ///< 0: the engine chooses from the step's selected tokens
   CpuIsa isa = CpuIsa::kAuto;
   NumaPlacement placement = NumaPlacement::kAuto;
 };
 
 /// The engine the sweep calls, by name (for reports).
 const char* engine_name();
-/// ISA paths the engine offers on this CPU (kAuto first).
-std::vector<CpuIsa> engine_isas();
+/// ISA paths the engine offers on this CPU for `dtype` (kAuto first).
+std::vector<CpuIsa> engine_isas(DType dtype);
+/// What kAuto runs here.
+std::string engine_auto_isa();
 
 class SparseWorkload {
  public:
@@ -47,10 +49,10 @@ class SparseWorkload {
   /// fills new pages from the owning node's arena.
   void place(cpu::Pool& pool, NumaPlacement placement);
 
-  /// One decode step at `layer` (mod layers): every sequence's queries attend to their context sets,
-  /// split into tasks as `config` says, partial results merged by LSE. The one call the sweep times;
-  /// the SIMD engine replaces its inside.
-  void step(cpu::Pool& pool, int layer, const EngineConfig& config);
+  /// One decode step at `layer` (mod layers): every sequence's queries attend to their context sets
+  /// in one engine call, split into tasks as `config` says. The one call the sweep times. Returns the
+  /// load balance: the slowest worker's busy time over the mean.
+  double step(cpu::Pool& pool, int layer, const EngineConfig& config);
 
   const WorkloadShape& shape() const { return shape_; }
   int layers() const { return layers_; }
