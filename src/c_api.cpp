@@ -47,7 +47,21 @@ hgca::Options to_cpp(const hgca_options& o) {
   r.max_sequences = o.max_sequences;
   r.threads = o.threads;
   r.deterministic = o.deterministic != 0;
+  r.threads_per_node = o.threads_per_node;
+  r.kv_split_tokens = o.kv_split_tokens;
+  r.isa = static_cast<hgca::CpuIsa>(o.isa);
+  r.numa_placement = static_cast<hgca::NumaPlacement>(o.numa_placement);
   return r;
+}
+
+// Writes back only the fields load_options_json may change, so the others keep their exact bits.
+void tuned_to_c(const hgca::Options& r, hgca_options* o) {
+  o->threads = r.threads;
+  o->threads_per_node = r.threads_per_node;
+  o->heads_per_task = r.heads_per_task;
+  o->kv_split_tokens = r.kv_split_tokens;
+  o->isa = static_cast<hgca_isa>(r.isa);
+  o->numa_placement = static_cast<hgca_numa_placement>(r.numa_placement);
 }
 
 }  // namespace
@@ -60,9 +74,23 @@ void hgca_options_default(hgca_options* options) {
   *options = hgca_options{d.n_layers, d.n_q_heads, d.n_kv_heads, d.head_dim,
                           static_cast<hgca_dtype>(d.dtype), d.sm_scale, d.window_blocks,
                           d.block_tokens, d.alpha, d.beta, d.min_keep, d.reeval_min_tokens,
-                          d.heads_per_task, static_cast<hgca_backend>(d.backend), d.max_sequences,
-                          d.threads,
-                          d.deterministic ? 1 : 0};
+                          d.heads_per_task, static_cast<hgca_backend>(d.backend), d.max_sequences, d.threads,
+                          d.deterministic ? 1 : 0, d.threads_per_node, d.kv_split_tokens,
+                          static_cast<hgca_isa>(d.isa), static_cast<hgca_numa_placement>(d.numa_placement)};
+}
+
+hgca_status hgca_load_options_json(const char* path, hgca_options* inout) {
+  if (!path) return null_argument("hgca_load_options_json", "path");
+  if (!inout) return null_argument("hgca_load_options_json", "inout");
+  try {
+    hgca::Options o = to_cpp(*inout);
+    if (hgca_status s = report(hgca::load_options_json(path, &o)); s != HGCA_OK) return s;
+    tuned_to_c(o, inout);
+    return HGCA_OK;
+  } catch (const std::bad_alloc&) {
+    last_error = "hgca_load_options_json: host memory exhausted";
+    return HGCA_OUT_OF_MEMORY;
+  }
 }
 
 const char* hgca_status_string(hgca_status status) {

@@ -12,6 +12,7 @@
 #include "cpu/attention_host.hpp"
 #include "dtype.hpp"
 #include "gpu/device.hpp"
+#include "options_json.hpp"
 
 namespace hgca {
 
@@ -65,7 +66,7 @@ Status validate_options(const Options& o) {
       break;
     default: return error(kInvalidArgument, "backend = {}, expected auto, host or cuda", static_cast<int>(o.backend));
   }
-  return Status::ok();
+  return validate_tuning(o);
 }
 
 RuntimeBase::RuntimeBase(const Options& options)

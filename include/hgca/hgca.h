@@ -26,6 +26,18 @@ typedef enum hgca_status {
 
 typedef enum hgca_dtype { HGCA_FLOAT32 = 0, HGCA_FLOAT16 = 1, HGCA_BFLOAT16 = 2 } hgca_dtype;
 typedef enum hgca_backend { HGCA_BACKEND_AUTO = 0, HGCA_BACKEND_HOST = 1, HGCA_BACKEND_CUDA = 2 } hgca_backend;
+typedef enum hgca_isa {
+  HGCA_ISA_AUTO = 0,
+  HGCA_ISA_PORTABLE = 1,
+  HGCA_ISA_AVX2 = 2,
+  HGCA_ISA_AVX512 = 3,
+  HGCA_ISA_AVX512_BF16 = 4
+} hgca_isa;
+typedef enum hgca_numa_placement {
+  HGCA_NUMA_PLACEMENT_AUTO = 0,
+  HGCA_NUMA_PLACEMENT_BALANCED = 1,
+  HGCA_NUMA_PLACEMENT_GPU_LOCAL = 2
+} hgca_numa_placement;
 
 /* Mirrors hgca::Options; hgca_options_default() fills the documented defaults. */
 typedef struct hgca_options {
@@ -39,6 +51,10 @@ typedef struct hgca_options {
   int32_t max_sequences;
   int32_t threads;
   int32_t deterministic; /* 0 or 1 */
+  /* CPU engine tuning (hgca-tune's JSON; hgca_load_options_json) */
+  int32_t threads_per_node, kv_split_tokens;
+  hgca_isa isa;
+  hgca_numa_placement numa_placement;
 } hgca_options;
 
 /* Mirrors hgca::LayerStats but for the per-head context sizes, which hgca_get_layer_stats() writes apart. */
@@ -53,6 +69,12 @@ typedef struct hgca_runtime hgca_runtime;
 void hgca_options_default(hgca_options* options);
 const char* hgca_status_string(hgca_status status);
 const char* hgca_last_error(void);
+
+/* Loads the tuned fields (threads, threads_per_node, heads_per_task, kv_split_tokens, isa,
+ * numa_placement) from a JSON file as hgca-tune writes it into *inout; other fields keep their
+ * values, and on failure *inout is unchanged (see hgca::load_options_json). hgca_create also applies
+ * the file named by the environment variable HGCA_CONFIG over the options it is given. */
+hgca_status hgca_load_options_json(const char* path, hgca_options* inout);
 
 hgca_status hgca_create(const hgca_options* options, hgca_runtime** out);
 void hgca_destroy(hgca_runtime* runtime);

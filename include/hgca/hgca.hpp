@@ -22,6 +22,16 @@ enum class DType : int32_t { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
 /// GPU exists, the host otherwise.
 enum class Backend : int32_t { kAuto = 0, kHost = 1, kCuda = 2 };
 
+/// Instruction-set path of the CPU engine's sparse attention kernels. kAuto picks the best the CPU
+/// has (CPUID); the others force one path (an error where the CPU lacks it). kAvx512Bf16 is kAvx512
+/// with AVX512-BF16 dot products for bf16 K.
+enum class CpuIsa : int32_t { kAuto = 0, kPortable = 1, kAvx2 = 2, kAvx512 = 3, kAvx512Bf16 = 4 };
+
+/// Which NUMA node a sequence's store, context sets and CPU work go to (see src/cpu/placement.hpp).
+/// kAuto: balanced by load, preferring the GPU's local node(s) while that costs at most 25 %;
+/// kBalanced: by load only; kGpuLocal: only the GPU's local node(s).
+enum class NumaPlacement : int32_t { kAuto = 0, kBalanced = 1, kGpuLocal = 2 };
+
 enum class StatusCode : int32_t {
   kOk = 0,
   kInvalidArgument = 1,     ///< a shape, dtype, id or parameter is wrong
@@ -35,6 +45,8 @@ enum class StatusCode : int32_t {
 const char* to_string(StatusCode code);
 const char* to_string(DType dtype);
 const char* to_string(Backend backend);
+const char* to_string(CpuIsa isa);  ///< "auto", "portable", "avx2", "avx512", "avx512bf16"
+const char* to_string(NumaPlacement placement);    ///< "auto", "balanced", "gpu_local"
 /// Bytes per element of `dtype`.
 std::size_t dtype_size(DType dtype);
 
@@ -86,7 +98,27 @@ struct Options {
   int32_t max_sequences = 16;
   int32_t threads = 0;         ///< CPU worker threads; 0 means all cores
   bool deterministic = false;  ///< re-evaluation publishes before the next call (for tests)
+
+  // --- CPU engine tuning (what hgca-tune writes; load_options_json reads) ---
+  int32_t threads_per_node = 0;  ///< worker threads on each NUMA node; 0: every core of the node (`threads` caps the sum)
+  int32_t kv_split_tokens = 0;   ///< a CPU task covers at most this many context-set tokens of a head; 0: the engine decides
+  CpuIsa isa = CpuIsa::kAuto;    ///< the CPU kernels' instruction-set path
+  NumaPlacement numa_placement = NumaPlacement::kAuto;  ///< sequences → NUMA nodes
 };
+
+/// Loads the tuned fields of `*inout` from a JSON file as hgca-tune writes it (--out); the fields the
+/// file does not name keep their values. Keys (all optional): "threads", "threads_per_node",
+/// "heads_per_task", "kv_split_tokens" (integers ≥ 0, heads_per_task ≥ 1), "isa" ("auto",
+/// "portable", "avx2", "avx512", "avx512bf16"), "numa_placement" ("auto", "balanced", "gpu_local"), and
+/// "tuned_on" (an object describing the measurement, not read). Any other key, a wrong type or an
+/// out-of-range value is an error naming the file, the key, the value and what was expected;
+/// `*inout` is then left as it was. heads_per_task ≤ n_kv_heads is checked by Runtime::create.
+///
+/// Runtime::create applies the file named by the environment variable HGCA_CONFIG (when set and not
+/// empty) the same way, over the Options it is given: precedence is defaults < fields set in code
+/// (or loaded with this function) < HGCA_CONFIG. An error in that file fails create with a message
+/// naming HGCA_CONFIG.
+Status load_options_json(const std::string& path, Options* inout);
 
 /// A contiguous row-major tensor of rank 3 given by pointer, dtype and shape.
 struct TensorView {

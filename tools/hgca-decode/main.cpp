@@ -23,7 +23,7 @@
 #include "model/hgca_attention.hpp"
 #include "model/model.hpp"
 #include "model/tokenizer.hpp"
-#include "progress.hpp"
+#include "common/progress.hpp"
 #include "synthetic.hpp"
 
 namespace {
@@ -280,7 +280,7 @@ int run_model(const Cli& cli) {
   GenerateOptions gen;
   gen.steps = cli.steps == 0 || cli.steps > c.seq_len ? c.seq_len : cli.steps;  // run.c's rule
   gen.keep_logits = cli.compare_exact;
-  hgca::decode::ProgressBar bar("decoding", gen.steps, progress_enabled(cli));
+  hgca::tools::ProgressBar bar("decoding", gen.steps, progress_enabled(cli));
   gen.on_step = [&bar](int32_t positions) { bar.update(positions); };
   constexpr hgca::SeqId kSeq = 0;
   status = attention->add_sequence(kSeq);
@@ -333,7 +333,7 @@ int run_synthetic(const Cli& cli) {
   Status status = hgca::Runtime::create(o, &runtime);
   if (!status) return fail(status);
 
-  hgca::decode::ProgressBar bar("positions", cli.synthetic.positions(), progress_enabled(cli));
+  hgca::tools::ProgressBar bar("positions", cli.synthetic.positions(), progress_enabled(cli));
   hgca::decode::SyntheticTimes times;
   status = hgca::decode::run_synthetic(*runtime, cli.synthetic, [&bar](int64_t done) { bar.update(done); }, &times);
   bar.finish();

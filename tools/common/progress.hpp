@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-namespace hgca::decode {
+namespace hgca::tools {
 
 class ProgressBar {
  public:
@@ -35,4 +35,4 @@ class ProgressBar {
   std::chrono::steady_clock::time_point last_draw_{};
 };
 
-}  // namespace hgca::decode
+}  // namespace hgca::tools

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-namespace hgca::decode {
+namespace hgca::tools {
 
 ProgressBar::ProgressBar(std::string label, int64_t total, bool enabled)
     : label_(std::move(label)),
@@ -61,4 +61,4 @@ double ProgressBar::elapsed_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
-}  // namespace hgca::decode
+}  // namespace hgca::tools

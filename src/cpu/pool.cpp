@@ -1,0 +1,370 @@
+// The NUMA-aware CPU pool over hwloc and oneTBB (see pool.hpp).
+#include "cpu/pool.hpp"
+
+#include <hwloc.h>
+#include <oneapi/tbb/info.h>
+#include <oneapi/tbb/task_scheduler_observer.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "cpu/placement.hpp"
+
+namespace hgca::cpu {
+namespace {
+
+template <typename... Args>
+Status error(StatusCode code, fmt::format_string<Args...> format, Args&&... args) {
+  return {code, fmt::format(format, std::forward<Args>(args)...)};
+}
+
+/// Prints `message` on stderr the first time this process sees it.
+void warn_once(const std::string& message) {
+  static std::mutex mutex;
+  static std::set<std::string> seen;
+  const std::lock_guard lock(mutex);
+  if (seen.insert(message).second) fmt::print(stderr, "{}\n", message);
+}
+
+std::string cpu_list(hwloc_const_bitmap_t set) {
+  char* text = nullptr;
+  if (hwloc_bitmap_list_asprintf(&text, set) < 0 || !text) return {};
+  std::string s(text);
+  std::free(text);
+  return s;
+}
+
+struct Bitmap {
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  ~Bitmap() { hwloc_bitmap_free(set); }
+  Bitmap() = default;
+  Bitmap(const Bitmap&) = delete;
+  Bitmap& operator=(const Bitmap&) = delete;
+};
+
+std::vector<int> nodes_intersecting(const std::vector<NumaNode>& nodes, hwloc_topology_t topo,
+                                    hwloc_const_nodeset_t nodeset) {
+  std::vector<int> out;
+  for (const NumaNode& n : nodes) {
+    hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(n.index));
+    if (obj && hwloc_bitmap_intersects(obj->nodeset, nodeset)) out.push_back(n.index);
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---- Topology ----
+
+Topology::~Topology() {
+  if (topo_) hwloc_topology_destroy(topo_);
+}
+
+Status Topology::from_machine(std::shared_ptr<const Topology>* out) {
+  return load("machine", "", true, false, out);
+}
+Status Topology::from_xml(const std::string& path, std::shared_ptr<const Topology>* out) {
+  return load("xml:" + path, path, false, false, out);
+}
+Status Topology::from_synthetic(const std::string& description, std::shared_ptr<const Topology>* out,
+                                bool as_this_system) {
+  return load("synthetic:" + description, description, false, as_this_system, out);
+}
+
+Status Topology::load(std::string source, const std::string& what, bool machine, bool as_this_system,
+                      std::shared_ptr<const Topology>* out) {
+  if (!out) return error(StatusCode::kInvalidArgument, "Topology: out is null");
+  std::shared_ptr<Topology> t(new Topology());
+  t->source_ = std::move(source);
+  if (hwloc_topology_init(&t->topo_) != 0) {
+    t->topo_ = nullptr;
+    return error(StatusCode::kInternal, "hwloc_topology_init failed: {}", std::strerror(errno));
+  }
+  // GPUs are PCI devices: keep the important ones (GPUs, NICs) on the machine, all from a file.
+  hwloc_topology_set_io_types_filter(t->topo_, machine ? HWLOC_TYPE_FILTER_KEEP_IMPORTANT
+                                                       : HWLOC_TYPE_FILTER_KEEP_ALL);
+  if (as_this_system) hwloc_topology_set_flags(t->topo_, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM);
+  if (t->source_.starts_with("xml:")) {
+    if (hwloc_topology_set_xml(t->topo_, what.c_str()) != 0) {
+      return error(StatusCode::kInvalidArgument, "topology xml = \"{}\": hwloc cannot read it ({})", what,
+                   std::strerror(errno));
+    }
+  } else if (t->source_.starts_with("synthetic:")) {
+    if (hwloc_topology_set_synthetic(t->topo_, what.c_str()) != 0) {
+      return error(StatusCode::kInvalidArgument,
+                   "topology synthetic = \"{}\", expected an hwloc synthetic description such as "
+                   "\"pack:2 numa:1 core:4 pu:1\"",
+                   what);
+    }
+  }
+  if (hwloc_topology_load(t->topo_) != 0) {
+    return error(StatusCode::kInvalidArgument, "topology {}: hwloc cannot load it ({})", t->source_,
+                 std::strerror(errno));
+  }
+  t->this_system_ = hwloc_topology_is_thissystem(t->topo_) != 0;
+
+  const int n_nodes = hwloc_get_nbobjs_by_type(t->topo_, HWLOC_OBJ_NUMANODE);
+  for (int i = 0; i < n_nodes; ++i) {
+    hwloc_obj_t obj = hwloc_get_obj_by_type(t->topo_, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
+    NumaNode n;
+    n.index = i;
+    n.os_index = static_cast<int>(obj->os_index);
+    n.cores = hwloc_get_nbobjs_inside_cpuset_by_type(t->topo_, obj->cpuset, HWLOC_OBJ_CORE);
+    n.hw_threads = hwloc_get_nbobjs_inside_cpuset_by_type(t->topo_, obj->cpuset, HWLOC_OBJ_PU);
+    if (n.cores <= 0) n.cores = n.hw_threads;  // some topologies carry no Core level
+    n.memory_bytes = obj->attr ? obj->attr->numanode.local_memory : 0;
+    n.cpus = cpu_list(obj->cpuset);
+    t->nodes_.push_back(std::move(n));
+  }
+  if (t->nodes_.empty()) {
+    return error(StatusCode::kInvalidArgument, "topology {}: hwloc found no NUMA node", t->source_);
+  }
+
+  for (hwloc_obj_type_t level : {HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE}) {
+    const int count = hwloc_get_nbobjs_by_type(t->topo_, level);
+    for (int i = 0; i < count; ++i) {
+      hwloc_obj_t c = hwloc_get_obj_by_type(t->topo_, level, static_cast<unsigned>(i));
+      t->llc_bytes_ += c->attr ? c->attr->cache.size : 0;
+    }
+    if (count > 0) break;  // the last level present
+  }
+
+  for (hwloc_obj_t pci = hwloc_get_next_pcidev(t->topo_, nullptr); pci;
+       pci = hwloc_get_next_pcidev(t->topo_, pci)) {
+    const auto& a = pci->attr->pcidev;
+    if (a.vendor_id != 0x10de || (a.class_id >> 8) != 0x03) continue;  // NVIDIA display/3D controller
+    GpuDevice g;
+    g.pci_bus_id = fmt::format("{:04x}:{:02x}:{:02x}.{:x}", a.domain, a.bus, a.dev, a.func);
+    for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
+      if (c->type != HWLOC_OBJ_OS_DEVICE || !c->name) continue;
+      if (!g.os_names.empty()) g.os_names += ' ';
+      g.os_names += c->name;
+    }
+    hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(t->topo_, pci);
+    g.local_nodes = nodes_intersecting(t->nodes_, t->topo_, anc->nodeset);
+    t->gpus_.push_back(std::move(g));
+  }
+  *out = std::move(t);
+  return Status::ok();
+}
+
+int Topology::total_cores() const {
+  int sum = 0;
+  for (const NumaNode& n : nodes_) sum += n.cores;
+  return sum;
+}
+
+Status Topology::nodes_near_pci(const std::string& bus_id, std::vector<int>* out) const {
+  if (!out) return error(StatusCode::kInvalidArgument, "nodes_near_pci: out is null");
+  hwloc_obj_t pci = hwloc_get_pcidev_by_busidstring(topo_, bus_id.c_str());
+  if (!pci) {
+    return error(StatusCode::kNotFound,
+                 "pci_bus_id = \"{}\": no such PCI device in topology {} (expected e.g. \"0000:65:00.0\")",
+                 bus_id, source_);
+  }
+  *out = nodes_intersecting(nodes_, topo_, hwloc_get_non_io_ancestor_obj(topo_, pci)->nodeset);
+  return Status::ok();
+}
+
+Status Topology::nodes_near_cpus(const std::string& cpu_list_text, std::vector<int>* out) const {
+  if (!out) return error(StatusCode::kInvalidArgument, "nodes_near_cpus: out is null");
+  Bitmap cpus;
+  if (hwloc_bitmap_list_sscanf(cpus.set, cpu_list_text.c_str()) != 0 || hwloc_bitmap_iszero(cpus.set)) {
+    return error(StatusCode::kInvalidArgument, "cpu_list = \"{}\", expected a CPU list such as \"0-15,32-47\"",
+                 cpu_list_text);
+  }
+  out->clear();
+  for (const NumaNode& n : nodes_) {
+    hwloc_obj_t obj = hwloc_get_obj_by_type(topo_, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(n.index));
+    if (hwloc_bitmap_intersects(obj->cpuset, cpus.set)) out->push_back(n.index);
+  }
+  return Status::ok();
+}
+
+bool Topology::memory_binding_supported() const {
+  if (!this_system_) return false;
+  const hwloc_topology_support* s = hwloc_topology_get_support(topo_);
+  return s && s->membind && s->membind->alloc_membind && s->membind->bind_membind;
+}
+
+std::string Topology::describe() const {
+  std::string s = fmt::format("topology {}{}: {} NUMA node(s), {} cores, last-level cache {:.0f} MiB\n", source_,
+                              this_system_ ? " (this machine)" : "", nodes_.size(), total_cores(),
+                              static_cast<double>(llc_bytes_) / (1 << 20));
+  for (const NumaNode& n : nodes_) {
+    s += fmt::format("  node {} (os {}): {} cores, {} hw threads, cpus {}, {:.1f} GiB\n", n.index, n.os_index,
+                     n.cores, n.hw_threads, n.cpus.empty() ? "-" : n.cpus,
+                     static_cast<double>(n.memory_bytes) / (1 << 30));
+  }
+  if (gpus_.empty()) s += "  GPUs: none found by hwloc (PCI vendor 0x10de)\n";
+  for (const GpuDevice& g : gpus_) {
+    s += fmt::format("  GPU {}{}: local to node(s) {}\n", g.pci_bus_id,
+                     g.os_names.empty() ? "" : " (" + g.os_names + ")", fmt::join(g.local_nodes, ", "));
+  }
+  return s;
+}
+
+// ---- node-bound memory ----
+
+void* node_alloc(const Topology& topology, int node, std::size_t bytes, bool* bound) {
+  if (bound) *bound = false;
+  if (bytes == 0) bytes = 1;
+  hwloc_topology_t topo = topology.handle();
+  hwloc_obj_t obj = (node >= 0 && node < topology.node_count())
+                        ? hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(node))
+                        : nullptr;
+  if (obj && topology.memory_binding_supported()) {
+    // STRICT: fail rather than hand back pages silently unbound, so that we can say so.
+    void* p = hwloc_alloc_membind(topo, bytes, obj->nodeset, HWLOC_MEMBIND_BIND,
+                                  HWLOC_MEMBIND_BYNODESET | HWLOC_MEMBIND_STRICT);
+    if (p) {
+      if (bound) *bound = true;
+      return p;
+    }
+    if (errno == ENOMEM) return nullptr;
+    warn_once(fmt::format("hgca: binding memory to NUMA node {} failed ({}); using unbound pages placed "
+                          "by first touch",
+                          node, std::strerror(errno)));
+  } else if (topology.is_this_system() && topology.node_count() > 1) {
+    warn_once("hgca: this system does not support binding memory to NUMA nodes through hwloc; using "
+              "unbound pages placed by first touch");
+  }
+  return hwloc_alloc(topo, bytes);
+}
+
+void node_free(const Topology& topology, void* p, std::size_t bytes) noexcept {
+  if (p) hwloc_free(topology.handle(), p, bytes == 0 ? 1 : bytes);
+}
+
+int node_of_memory(const Topology& topology, const void* p, std::size_t bytes) {
+  if (!topology.memory_binding_supported() || !p) return -1;
+  Bitmap nodeset;
+  hwloc_membind_policy_t policy{};
+  if (hwloc_get_area_membind(topology.handle(), p, bytes == 0 ? 1 : bytes, nodeset.set, &policy,
+                             HWLOC_MEMBIND_BYNODESET) != 0) {
+    return -1;
+  }
+  if (policy != HWLOC_MEMBIND_BIND || hwloc_bitmap_weight(nodeset.set) != 1) return -1;
+  const std::vector<int> nodes = nodes_intersecting(topology.nodes(), topology.handle(), nodeset.set);
+  return nodes.size() == 1 ? nodes[0] : -1;
+}
+
+// ---- Pool ----
+
+/// Binds the workers that join one arena to its node's CPUs, for when oneTBB cannot (no tbbbind).
+class Pool::NodeBinder final : public tbb::task_scheduler_observer {
+ public:
+  NodeBinder(tbb::task_arena& arena, hwloc_topology_t topo, hwloc_const_cpuset_t cpus)
+      : tbb::task_scheduler_observer(arena), topo_(topo), cpus_(hwloc_bitmap_dup(cpus)) {
+    observe(true);
+  }
+  ~NodeBinder() override {
+    observe(false);
+    hwloc_bitmap_free(cpus_);
+  }
+  void on_scheduler_entry(bool is_worker) override {
+    // Only workers: the caller of execute() keeps its own binding.
+    if (is_worker) hwloc_set_cpubind(topo_, cpus_, HWLOC_CPUBIND_THREAD);
+  }
+
+ private:
+  hwloc_topology_t topo_;
+  hwloc_cpuset_t cpus_;
+};
+
+Pool::~Pool() = default;
+
+Status Pool::create(std::shared_ptr<const Topology> topology, const PoolOptions& options,
+                    std::unique_ptr<Pool>* out) {
+  if (!out) return error(StatusCode::kInvalidArgument, "Pool::create: out is null");
+  if (!topology) return error(StatusCode::kInvalidArgument, "Pool::create: topology is null");
+  if (options.threads < 0) {
+    return error(StatusCode::kInvalidArgument, "threads = {}, expected ≥ 0 (0: every core)", options.threads);
+  }
+  if (options.threads_per_node < 0) {
+    return error(StatusCode::kInvalidArgument, "threads_per_node = {}, expected ≥ 0 (0: every core of the node)",
+                 options.threads_per_node);
+  }
+  std::unique_ptr<Pool> pool(new Pool());
+  pool->topology_ = std::move(topology);
+  const Topology& topo = *pool->topology_;
+  const int n = topo.node_count();
+
+  std::vector<int> cores, hw_threads;
+  for (const NumaNode& node : topo.nodes()) {
+    cores.push_back(node.cores);
+    hw_threads.push_back(node.hw_threads);
+  }
+  pool->threads_ = split_threads(cores, hw_threads, options.threads, options.threads_per_node);
+  if (pool->total_threads() == 0) {
+    return error(StatusCode::kInvalidArgument, "threads = {}, threads_per_node = {}: no node gets a thread on {}",
+                 options.threads, options.threads_per_node, topo.source());
+  }
+
+  const std::vector<int> tbb_nodes = options.tbb_numa_nodes.value_or(tbb::info::numa_nodes());
+  bool tbb_binds = false;
+  if (!topo.is_this_system()) {
+    pool->diagnostics_.push_back(fmt::format(
+        "hgca: topology {} is not this machine's: its {} arenas run unbound and its memory is not bound",
+        topo.source(), n));
+  } else if (n > 1) {
+    const std::string warning = numa_binding_warning(n, tbb_nodes);
+    if (warning.empty()) {
+      tbb_binds = true;
+    } else {
+      pool->diagnostics_.push_back(warning);
+    }
+  }
+  if (options.warn_on_stderr) {
+    for (const std::string& d : pool->diagnostics_) {
+      if (topo.is_this_system()) warn_once(d);  // a test topology is no news to its caller
+    }
+  }
+
+  pool->arenas_.resize(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const int threads = pool->threads_[static_cast<std::size_t>(i)];
+    if (threads <= 0) continue;
+    auto& arena = pool->arenas_[static_cast<std::size_t>(i)];
+    if (tbb_binds && std::find(tbb_nodes.begin(), tbb_nodes.end(), i) != tbb_nodes.end()) {
+      arena = std::make_unique<tbb::task_arena>(tbb::task_arena::constraints(i, threads));
+    } else {
+      arena = std::make_unique<tbb::task_arena>(threads);
+      if (topo.is_this_system() && n > 1) {
+        hwloc_obj_t obj = hwloc_get_obj_by_type(topo.handle(), HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
+        pool->binders_.push_back(std::make_unique<NodeBinder>(*arena, topo.handle(), obj->cpuset));
+      }
+    }
+  }
+  // One node on this machine: nothing to confine. Several: oneTBB or our binders confine them.
+  pool->bound_ = topo.is_this_system();
+  *out = std::move(pool);
+  return Status::ok();
+}
+
+int Pool::total_threads() const {
+  int sum = 0;
+  for (int t : threads_) sum += t;
+  return sum;
+}
+
+tbb::task_arena& Pool::arena(int node) {
+  if (node >= 0 && node < static_cast<int>(arenas_.size()) && arenas_[static_cast<std::size_t>(node)]) {
+    return *arenas_[static_cast<std::size_t>(node)];
+  }
+  for (auto& a : arenas_) {
+    if (a) return *a;
+  }
+  // create() guarantees at least one arena.
+  return *arenas_.front();
+}
+
+}  // namespace hgca::cpu

@@ -1,0 +1,145 @@
+// Options' tuned fields from hgca-tune's JSON (load_options_json) and from HGCA_CONFIG.
+#include "options_json.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace hgca {
+namespace {
+
+using nlohmann::json;
+
+template <typename... Args>
+Status error(StatusCode code, fmt::format_string<Args...> format, Args&&... args) {
+  return {code, fmt::format(format, std::forward<Args>(args)...)};
+}
+
+constexpr const char* kIsaNames[] = {"auto", "portable", "avx2", "avx512", "avx512bf16"};
+constexpr const char* kPlacementNames[] = {"auto", "balanced", "gpu_local"};
+
+/// Reads an integer field in [lo, hi]; `what` says what the value means.
+Status read_int(const std::string& where, const json& j, const char* key, int64_t lo, int64_t hi,
+                const char* what, int32_t* out) {
+  if (!j.is_number_integer()) {
+    return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected an integer {}", where, key, j.dump(), what);
+  }
+  const auto v = j.get<int64_t>();
+  if (v < lo || v > hi) {
+    return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected an integer {}", where, key, v, what);
+  }
+  *out = static_cast<int32_t>(v);
+  return Status::ok();
+}
+
+template <typename Enum, std::size_t N>
+Status read_enum(const std::string& where, const json& j, const char* key, const char* const (&names)[N],
+                 Enum* out) {
+  if (j.is_string()) {
+    const auto s = j.get<std::string>();
+    for (std::size_t i = 0; i < N; ++i) {
+      if (s == names[i]) {
+        *out = static_cast<Enum>(i);
+        return Status::ok();
+      }
+    }
+  }
+  std::string expected;
+  for (std::size_t i = 0; i < N; ++i) expected += fmt::format("{}\"{}\"", i ? ", " : "", names[i]);
+  return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected one of {}", where, key, j.dump(), expected);
+}
+
+Status load(const std::string& path, const std::string& where, Options* inout) {
+  std::ifstream in(path);
+  if (!in) return error(StatusCode::kNotFound, "{}: cannot open the file", where);
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::exception& e) {
+    return error(StatusCode::kInvalidArgument, "{}: not valid JSON ({})", where, e.what());
+  }
+  if (!doc.is_object()) {
+    return error(StatusCode::kInvalidArgument, "{}: the document is {}, expected an object of options", where,
+                 doc.type_name());
+  }
+  constexpr int32_t kMax = std::numeric_limits<int32_t>::max();
+  Options o = *inout;  // all or nothing
+  for (const auto& [key, value] : doc.items()) {
+    Status s;
+    if (key == "threads") {
+      s = read_int(where, value, "threads", 0, kMax, "≥ 0 (0: every core)", &o.threads);
+    } else if (key == "threads_per_node") {
+      s = read_int(where, value, "threads_per_node", 0, kMax, "≥ 0 (0: every core of each node)", &o.threads_per_node);
+    } else if (key == "heads_per_task") {
+      s = read_int(where, value, "heads_per_task", 1, kMax, "≥ 1", &o.heads_per_task);
+    } else if (key == "kv_split_tokens") {
+      s = read_int(where, value, "kv_split_tokens", 0, kMax, "≥ 0 (0: the engine decides)", &o.kv_split_tokens);
+    } else if (key == "isa") {
+      s = read_enum(where, value, "isa", kIsaNames, &o.isa);
+    } else if (key == "numa_placement") {
+      s = read_enum(where, value, "numa_placement", kPlacementNames, &o.numa_placement);
+    } else if (key == "tuned_on") {
+      if (!value.is_object()) {
+        s = error(StatusCode::kInvalidArgument, "{}: tuned_on = {}, expected an object (informational)", where,
+                  value.dump());
+      }
+    } else {
+      s = error(StatusCode::kInvalidArgument,
+                "{}: unknown key \"{}\", expected one of threads, threads_per_node, heads_per_task, "
+                "kv_split_tokens, isa, numa_placement, tuned_on",
+                where, key);
+    }
+    if (!s) return s;
+  }
+  *inout = o;
+  return Status::ok();
+}
+
+}  // namespace
+
+const char* to_string(CpuIsa isa) {
+  const auto i = static_cast<std::size_t>(isa);
+  return i < std::size(kIsaNames) ? kIsaNames[i] : "unknown";
+}
+
+const char* to_string(NumaPlacement placement) {
+  const auto i = static_cast<std::size_t>(placement);
+  return i < std::size(kPlacementNames) ? kPlacementNames[i] : "unknown";
+}
+
+Status load_options_json(const std::string& path, Options* inout) {
+  if (!inout) return error(StatusCode::kInvalidArgument, "load_options_json: inout is null");
+  return load(path, fmt::format("options file \"{}\"", path), inout);
+}
+
+Status apply_config_env(Options* inout) {
+  const char* path = std::getenv("HGCA_CONFIG");
+  if (!path || !*path) return Status::ok();
+  return load(path, fmt::format("HGCA_CONFIG = \"{}\"", path), inout);
+}
+
+Status validate_tuning(const Options& o) {
+  if (o.threads_per_node < 0) {
+    return error(StatusCode::kInvalidArgument, "threads_per_node = {}, expected ≥ 0 (0: every core of each node)",
+                 o.threads_per_node);
+  }
+  if (o.kv_split_tokens < 0) {
+    return error(StatusCode::kInvalidArgument, "kv_split_tokens = {}, expected ≥ 0 (0: the engine decides)",
+                 o.kv_split_tokens);
+  }
+  if (static_cast<uint32_t>(o.isa) >= std::size(kIsaNames)) {
+    return error(StatusCode::kInvalidArgument, "isa = {}, expected auto (0), portable (1), avx2 (2), avx512 (3) or avx512bf16 (4)",
+                 static_cast<int>(o.isa));
+  }
+  if (static_cast<uint32_t>(o.numa_placement) >= std::size(kPlacementNames)) {
+    return error(StatusCode::kInvalidArgument,
+                 "numa_placement = {}, expected auto (0), balanced (1) or gpu_local (2)",
+                 static_cast<int>(o.numa_placement));
+  }
+  return Status::ok();
+}
+
+}  // namespace hgca

@@ -1,0 +1,255 @@
+// Options' tuned fields from JSON: hgca-tune's output round trip, every bad field named, unknown
+// keys refused, HGCA_CONFIG applied by Runtime::create, and the C ABI's mirror.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "config_json.hpp"
+#include "hgca/hgca.h"
+#include "hgca/hgca.hpp"
+
+namespace hgca {
+namespace {
+
+using ::testing::HasSubstr;
+
+/// A file under the test's temporary directory holding `text`; removed with the object.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& text) {
+    path_ = (std::filesystem::temp_directory_path() /
+             ("hgca_options_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+              std::to_string(counter_++) + ".json"))
+                .string();
+    std::ofstream(path_) << text;
+  }
+  ~TempFile() { std::filesystem::remove(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  static inline int counter_ = 0;
+  std::string path_;
+};
+
+Options model() {
+  Options o;
+  o.n_layers = 2;
+  o.n_q_heads = 8;
+  o.n_kv_heads = 4;
+  o.head_dim = 16;
+  o.dtype = DType::kFloat32;
+  return o;
+}
+
+TEST(OptionsJson, RoundTripOfHgcaTuneOutput) {
+  Options tuned;
+  tuned.threads = 12;
+  tuned.threads_per_node = 6;
+  tuned.heads_per_task = 2;
+  tuned.kv_split_tokens = 1024;
+  tuned.isa = CpuIsa::kAvx2;
+  tuned.numa_placement = NumaPlacement::kGpuLocal;
+  const TempFile f(tune::tuned_options_json(tuned, {{"tool", "hgca-tune"}, {"engine_gbps", 12.5}}).dump(2));
+
+  Options o = model();
+  o.window_blocks = 3;  // not a tuned field: must survive
+  const Status s = load_options_json(f.path(), &o);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(o.threads, 12);
+  EXPECT_EQ(o.threads_per_node, 6);
+  EXPECT_EQ(o.heads_per_task, 2);
+  EXPECT_EQ(o.kv_split_tokens, 1024);
+  EXPECT_EQ(o.isa, CpuIsa::kAvx2);
+  EXPECT_EQ(o.numa_placement, NumaPlacement::kGpuLocal);
+  EXPECT_EQ(o.window_blocks, 3);
+  EXPECT_EQ(o.n_q_heads, 8);
+
+  // Every enum value goes out and comes back.
+  for (auto isa : {CpuIsa::kAuto, CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512, CpuIsa::kAvx512Bf16}) {
+    for (auto p : {NumaPlacement::kAuto, NumaPlacement::kBalanced, NumaPlacement::kGpuLocal}) {
+      Options t;
+      t.isa = isa;
+      t.numa_placement = p;
+      const TempFile g(tune::tuned_options_json(t).dump());
+      Options back;
+      back.isa = CpuIsa::kPortable == isa ? CpuIsa::kAvx512 : CpuIsa::kPortable;
+      ASSERT_TRUE(load_options_json(g.path(), &back).is_ok());
+      EXPECT_EQ(back.isa, isa);
+      EXPECT_EQ(back.numa_placement, p);
+    }
+  }
+}
+
+TEST(OptionsJson, MissingKeysKeepTheirValues) {
+  const TempFile f(R"({"heads_per_task": 4})");
+  Options o = model();
+  o.threads = 3;
+  ASSERT_TRUE(load_options_json(f.path(), &o).is_ok());
+  EXPECT_EQ(o.heads_per_task, 4);
+  EXPECT_EQ(o.threads, 3);
+  EXPECT_EQ(o.kv_split_tokens, 0);
+  const TempFile empty("{}");
+  ASSERT_TRUE(load_options_json(empty.path(), &o).is_ok());
+}
+
+struct BadCase {
+  const char* json;
+  std::vector<std::string> parts;  // the message must name each
+};
+
+TEST(OptionsJson, EveryBadFieldIsNamed) {
+  const BadCase cases[] = {
+      {R"({"threads": -1})", {"threads = -1", "≥ 0"}},
+      {R"({"threads": 2.5})", {"threads = 2.5", "integer"}},
+      {R"({"threads": "8"})", {"threads = \"8\"", "integer"}},
+      {R"({"threads": 4294967296})", {"threads = 4294967296"}},
+      {R"({"threads_per_node": -2})", {"threads_per_node = -2", "≥ 0"}},
+      {R"({"threads_per_node": true})", {"threads_per_node = true"}},
+      {R"({"heads_per_task": 0})", {"heads_per_task = 0", "≥ 1"}},
+      {R"({"heads_per_task": null})", {"heads_per_task = null"}},
+      {R"({"kv_split_tokens": -5})", {"kv_split_tokens = -5", "≥ 0"}},
+      {R"({"kv_split_tokens": [1024]})", {"kv_split_tokens = [1024]"}},
+      {R"({"isa": "sse9"})", {"isa = \"sse9\"", "\"avx512\""}},
+      {R"({"isa": 3})", {"isa = 3", "one of"}},
+      {R"({"numa_placement": "near"})", {"numa_placement = \"near\"", "\"gpu_local\""}},
+      {R"({"tuned_on": 7})", {"tuned_on = 7", "object"}},
+      {R"({"thread": 4})", {"unknown key \"thread\"", "threads_per_node"}},
+      {R"({"window_blocks": 4})", {"unknown key \"window_blocks\""}},
+      {R"([1, 2])", {"expected an object"}},
+      {R"({"threads": 4,})", {"not valid JSON"}},
+  };
+  for (const BadCase& c : cases) {
+    const TempFile f(c.json);
+    Options o = model();
+    const Options before = o;
+    const Status s = load_options_json(f.path(), &o);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.json;
+    EXPECT_THAT(s.message(), HasSubstr(f.path())) << c.json;
+    for (const auto& part : c.parts) EXPECT_THAT(s.message(), HasSubstr(part)) << c.json;
+    // All or nothing.
+    EXPECT_EQ(o.threads, before.threads);
+    EXPECT_EQ(o.heads_per_task, before.heads_per_task);
+  }
+  // A good field before a bad one is not applied either.
+  const TempFile partial(R"({"threads": 5, "heads_per_task": 0})");
+  Options o = model();
+  EXPECT_FALSE(load_options_json(partial.path(), &o).is_ok());
+  EXPECT_EQ(o.threads, 0);
+
+  const Status missing = load_options_json("/nonexistent/hgca.json", &o);
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound);
+  EXPECT_THAT(missing.message(), HasSubstr("/nonexistent/hgca.json"));
+  EXPECT_EQ(load_options_json(partial.path(), nullptr).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(OptionsJson, RuntimeValidatesTheNewFields) {
+  std::unique_ptr<Runtime> rt;
+  Options o = model();
+  o.kv_split_tokens = -1;
+  Status s = Runtime::create(o, &rt);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("kv_split_tokens = -1"));
+  o = model();
+  o.isa = static_cast<CpuIsa>(9);
+  s = Runtime::create(o, &rt);
+  EXPECT_THAT(s.message(), HasSubstr("isa = 9"));
+  o = model();
+  o.numa_placement = static_cast<NumaPlacement>(-1);
+  s = Runtime::create(o, &rt);
+  EXPECT_THAT(s.message(), HasSubstr("numa_placement = -1"));
+  o = model();
+  o.threads_per_node = -3;
+  s = Runtime::create(o, &rt);
+  EXPECT_THAT(s.message(), HasSubstr("threads_per_node = -3"));
+}
+
+/// Sets HGCA_CONFIG for one scope.
+class ScopedConfigEnv {
+ public:
+  explicit ScopedConfigEnv(const std::string& path) { setenv("HGCA_CONFIG", path.c_str(), 1); }
+  ~ScopedConfigEnv() { unsetenv("HGCA_CONFIG"); }
+};
+
+TEST(OptionsJson, HgcaConfigIsAppliedByCreate) {
+  const TempFile f(R"({"threads": 1, "heads_per_task": 2, "kv_split_tokens": 512, "isa": "portable"})");
+  Options o = model();
+  o.threads = 2;  // set in code: HGCA_CONFIG overrides it
+  {
+    const ScopedConfigEnv env(f.path());
+    std::unique_ptr<Runtime> rt;
+    const Status s = Runtime::create(o, &rt);
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    EXPECT_EQ(rt->options().threads, 1);
+    EXPECT_EQ(rt->options().heads_per_task, 2);
+    EXPECT_EQ(rt->options().kv_split_tokens, 512);
+    EXPECT_EQ(rt->options().isa, CpuIsa::kPortable);
+    EXPECT_EQ(rt->options().n_kv_heads, 4);
+
+    // The C ABI's create applies it too.
+    hgca_options c;
+    hgca_options_default(&c);
+    c.n_layers = 2;
+    c.n_q_heads = 8;
+    c.n_kv_heads = 4;
+    c.head_dim = 16;
+    hgca_runtime* crt = nullptr;
+    ASSERT_EQ(hgca_create(&c, &crt), HGCA_OK) << hgca_last_error();
+    hgca_destroy(crt);
+  }
+  {
+    // Empty means unset.
+    const ScopedConfigEnv env("");
+    std::unique_ptr<Runtime> rt;
+    ASSERT_TRUE(Runtime::create(o, &rt).is_ok());
+    EXPECT_EQ(rt->options().threads, 2);
+  }
+  {
+    // A bad file fails create and says where the file came from.
+    const TempFile bad(R"({"heads_per_task": 0})");
+    const ScopedConfigEnv env(bad.path());
+    std::unique_ptr<Runtime> rt;
+    const Status s = Runtime::create(o, &rt);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(), HasSubstr("HGCA_CONFIG"));
+    EXPECT_THAT(s.message(), HasSubstr("heads_per_task = 0"));
+  }
+  {
+    // Fields that fit the file but not the model are caught by create's validation.
+    const TempFile wide(R"({"heads_per_task": 8})");
+    const ScopedConfigEnv env(wide.path());
+    std::unique_ptr<Runtime> rt;
+    const Status s = Runtime::create(o, &rt);
+    EXPECT_THAT(s.message(), HasSubstr("heads_per_task = 8"));
+  }
+}
+
+TEST(OptionsJson, CAbiMirror) {
+  const TempFile f(R"({"threads": 6, "threads_per_node": 3, "heads_per_task": 2, "kv_split_tokens": 2048,
+                       "isa": "avx512", "numa_placement": "balanced", "tuned_on": {"tool": "hgca-tune"}})");
+  hgca_options c;
+  hgca_options_default(&c);
+  c.alpha = 0.3f;
+  ASSERT_EQ(hgca_load_options_json(f.path().c_str(), &c), HGCA_OK) << hgca_last_error();
+  EXPECT_EQ(c.threads, 6);
+  EXPECT_EQ(c.threads_per_node, 3);
+  EXPECT_EQ(c.heads_per_task, 2);
+  EXPECT_EQ(c.kv_split_tokens, 2048);
+  EXPECT_EQ(c.isa, HGCA_ISA_AVX512);
+  EXPECT_EQ(c.numa_placement, HGCA_NUMA_PLACEMENT_BALANCED);
+  EXPECT_EQ(c.alpha, 0.3f);
+
+  const TempFile bad(R"({"isa": "mmx"})");
+  EXPECT_EQ(hgca_load_options_json(bad.path().c_str(), &c), HGCA_INVALID_ARGUMENT);
+  EXPECT_THAT(hgca_last_error(), HasSubstr("isa = \"mmx\""));
+  EXPECT_EQ(c.isa, HGCA_ISA_AVX512);  // unchanged
+  EXPECT_EQ(hgca_load_options_json(nullptr, &c), HGCA_INVALID_ARGUMENT);
+  EXPECT_THAT(hgca_last_error(), HasSubstr("path is null"));
+  EXPECT_EQ(hgca_load_options_json(f.path().c_str(), nullptr), HGCA_INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace hgca

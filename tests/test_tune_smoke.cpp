@@ -1,0 +1,62 @@
+// hgca-tune end to end on a tiny workload: --quick --json prints the promised keys, and the --out
+// file loads back through load_options_json.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "hgca/hgca.hpp"
+
+namespace hgca {
+namespace {
+
+std::string run(const std::string& command, int* status) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  std::array<char, 4096> buf{};
+  while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+  *status = pclose(pipe);
+  return out;
+}
+
+TEST(HgcaTune, QuickJsonOnATinyWorkload) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string out = (dir / "hgca_tune_smoke.json").string(), svg = (dir / "hgca_tune_smoke.svg").string();
+  int status = -1;
+  const std::string stdout_text =
+      run(std::string(HGCA_TUNE_EXE) + " --quick --json --q-heads 8 --kv-heads 2 --head-dim 64 --dtype f16 --context 4096"
+          " --selected-fraction 0.2 --batch 2 --working-set-mb 32 --repeats 3 --out " + out + " --svg " + svg + " 2>/dev/null",
+          &status);
+  ASSERT_EQ(status, 0) << stdout_text;
+  const auto report = nlohmann::json::parse(stdout_text);  // one object, nothing else on stdout
+  ASSERT_TRUE(report.is_object());
+  EXPECT_GT(report.at("dram_read_gbps").get<double>(), 0.0);
+  EXPECT_GT(report.at("engine_gbps").get<double>(), 0.0);
+  EXPECT_TRUE(report.at("best_config").is_object());
+  EXPECT_FALSE(report.at("ranked").empty());
+  EXPECT_FALSE(report.at("topology").at("nodes").empty());
+
+  Options o;
+  const Status s = load_options_json(out, &o);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(o.heads_per_task, report["best_config"]["heads_per_task"].get<int>());
+  EXPECT_GE(o.threads, 1);
+  EXPECT_GE(std::filesystem::file_size(svg), 500u);
+  std::filesystem::remove(out);
+  std::filesystem::remove(svg);
+}
+
+TEST(HgcaTune, BadFlagsAreNamed) {
+  int status = -1;
+  const std::string text = run(std::string(HGCA_TUNE_EXE) + " --q-heads 8 --kv-heads 3 2>&1", &status);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(text.find("--kv-heads = 3"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace hgca

@@ -1,0 +1,410 @@
+// hgca-tune: reads the machine's topology, measures each NUMA node's DRAM read bandwidth with the
+// engine's own pool, sweeps the CPU engine's parameters on a workload shaped like the user's model,
+// and writes the best configuration as the JSON that hgca::load_options_json (and HGCA_CONFIG) reads.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bandwidth.hpp"
+#include "common/progress.hpp"
+#include "config_json.hpp"
+#include "cpu/pool.hpp"
+#include "hgca/hgca.hpp"
+#include "plot.hpp"
+#include "workload.hpp"
+
+namespace {
+
+using hgca::CpuIsa;
+using hgca::NumaPlacement;
+using hgca::tune::EngineConfig;
+using nlohmann::json;
+
+struct Cli {
+  hgca::tune::WorkloadShape shape;
+  std::string dtype = "bf16";
+  bool quick = false;
+  bool json = false;
+  std::string out;
+  std::string svg;
+  std::vector<int> threads, heads_per_task, kv_split;
+  std::vector<std::string> placements;
+  double working_set_mb = 0;
+  int repeats = 0;
+  std::string gpu_pci_bus_id, gpu_cpus;
+};
+
+struct Measured {
+  EngineConfig config;
+  double gbps = 0, median_ms = 0, dram_gbps = 0;
+  double balance = 1;  ///< median over steps of the slowest worker's busy time / the mean
+};
+
+std::optional<hgca::DType> parse_dtype(const std::string& s) {
+  if (s == "bf16") return hgca::DType::kBFloat16;
+  if (s == "f16" || s == "fp16") return hgca::DType::kFloat16;
+  if (s == "f32" || s == "fp32") return hgca::DType::kFloat32;
+  return std::nullopt;
+}
+
+std::optional<NumaPlacement> parse_placement(const std::string& s) {
+  for (auto p : {NumaPlacement::kAuto, NumaPlacement::kBalanced, NumaPlacement::kGpuLocal}) {
+    if (s == hgca::to_string(p)) return p;
+  }
+  return std::nullopt;
+}
+
+[[noreturn]] void fail(const std::string& message) {
+  fmt::print(stderr, "hgca-tune: {}\n", message);
+  std::exit(1);
+}
+
+std::unique_ptr<hgca::cpu::Pool> make_pool(const std::shared_ptr<const hgca::cpu::Topology>& topo, int threads_per_node) {
+  hgca::cpu::PoolOptions o;
+  o.threads_per_node = threads_per_node;
+  std::unique_ptr<hgca::cpu::Pool> pool;
+  if (auto s = hgca::cpu::Pool::create(topo, o, &pool); !s) fail(s.message());
+  return pool;
+}
+
+/// Times `steps` decode steps (layers 0, 1, … in turn, after a warm-up), returns GB/s over the
+/// selected K+V bytes and the median step.
+Measured time_engine(hgca::tune::SparseWorkload& w, hgca::cpu::Pool& pool, const EngineConfig& c, int steps) {
+  w.place(pool, c.placement);
+  w.step(pool, w.layers() - 1, c);  // warm-up: page tables, scratch
+  std::vector<double> ms, balance;
+  double bytes = 0, seconds = 0;
+  for (int i = 0; i < steps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    balance.push_back(w.step(pool, i, c));
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ms.push_back(dt * 1e3);
+    seconds += dt;
+    bytes += static_cast<double>(w.step_bytes(i));
+  }
+  std::sort(ms.begin(), ms.end());
+  std::sort(balance.begin(), balance.end());
+  Measured m;
+  m.balance = balance[balance.size() / 2];
+  m.config = c;
+  m.gbps = bytes / seconds * 1e-9;
+  m.median_ms = ms[ms.size() / 2];
+  return m;
+}
+
+json config_json(const EngineConfig& c) {
+  return {{"threads_per_node", c.threads_per_node}, {"heads_per_task", c.heads_per_task},
+          {"kv_split_tokens", c.kv_split_tokens}, {"isa", hgca::to_string(c.isa)},
+          {"numa_placement", hgca::to_string(c.placement)}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Cli cli;
+  CLI::App app{"hgca-tune: measure this machine and tune hgca's CPU engine for a model shape"};
+  app.add_option("--q-heads", cli.shape.q_heads, "query heads Hq")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--kv-heads", cli.shape.kv_heads, "KV heads Hkv (divides Hq)")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--head-dim", cli.shape.head_dim, "head dim D")->capture_default_str()->check(CLI::Range(8, 256));
+  app.add_option("--dtype", cli.dtype, "KV dtype: bf16, f16 or f32")->capture_default_str();
+  app.add_option("--context", cli.shape.context, "store tokens per sequence")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--selected-fraction", cli.shape.selected_fraction,
+                 "mean fraction of the store selected per KV head (per-head spread 0.25-1.75x)")
+      ->capture_default_str()->check(CLI::Range(1e-6, 1.0));
+  app.add_option("--batch", cli.shape.batch, "sequences per step")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_flag("--quick", cli.quick, "a short sweep (under a minute on 2 cores)");
+  app.add_flag("--json", cli.json, "print one JSON object on stdout instead of the tables");
+  app.add_option("--out", cli.out, "write the best configuration here (the JSON hgca::load_options_json and HGCA_CONFIG read)");
+  app.add_option("--svg", cli.svg, "write a plot of bandwidth against threads here (SVG)");
+  app.add_option("--threads", cli.threads, "threads per node to sweep (default: 1, 2, 4, … and every core)");
+  app.add_option("--heads-per-task", cli.heads_per_task, "most small heads packed per task, to sweep (default 1 2 4 8, quick 1 4)");
+  app.add_option("--kv-split", cli.kv_split, "KV split sizes in tokens to sweep, 0 = the engine chooses (default 0 512 2048 8192, quick 0 2048)");
+  app.add_option("--placement", cli.placements, "placements to sweep: auto balanced gpu_local (default: all that differ here)");
+  app.add_option("--working-set-mb", cli.working_set_mb,
+                 "bytes each measurement streams over, in MiB (default 4x the last-level cache, quick 2x; at least 256)");
+  app.add_option("--repeats", cli.repeats, "timed runs per point (default 9, quick 5)");
+  app.add_option("--gpu-pci-bus-id", cli.gpu_pci_bus_id, "the GPU whose node to prefer (default: the first NVIDIA GPU hwloc finds)");
+  app.add_option("--gpu-cpus", cli.gpu_cpus, "the GPU's local CPUs as a list (\"0-15\"), where hwloc cannot see the GPU");
+  CLI11_PARSE(app, argc, argv);
+
+  auto dtype = parse_dtype(cli.dtype);
+  if (!dtype) fail(fmt::format("--dtype = {}, expected bf16, f16 or f32", cli.dtype));
+  cli.shape.dtype = *dtype;
+  if (cli.shape.q_heads % cli.shape.kv_heads != 0) {
+    fail(fmt::format("--kv-heads = {}, expected a divisor of --q-heads = {}", cli.shape.kv_heads, cli.shape.q_heads));
+  }
+  const bool progress = !cli.json || isatty(fileno(stderr)) != 0;
+
+  // --- topology ---
+  std::shared_ptr<const hgca::cpu::Topology> topo;
+  if (auto s = hgca::cpu::Topology::from_machine(&topo); !s) fail(s.message());
+  std::vector<int> gpu_nodes;
+  std::string gpu_source = "none";
+  if (!cli.gpu_pci_bus_id.empty()) {
+    if (auto s = topo->nodes_near_pci(cli.gpu_pci_bus_id, &gpu_nodes); !s) fail(s.message());
+    gpu_source = "--gpu-pci-bus-id " + cli.gpu_pci_bus_id;
+  } else if (!cli.gpu_cpus.empty()) {
+    if (auto s = topo->nodes_near_cpus(cli.gpu_cpus, &gpu_nodes); !s) fail(s.message());
+    gpu_source = "--gpu-cpus " + cli.gpu_cpus;
+  } else if (!topo->gpus().empty()) {
+    gpu_nodes = topo->gpus()[0].local_nodes;
+    gpu_source = "hwloc PCI " + topo->gpus()[0].pci_bus_id;
+  }
+  // A GPU local to every node prefers none.
+  if (static_cast<int>(gpu_nodes.size()) == topo->node_count()) gpu_nodes.clear();
+  if (!cli.json) {
+    fmt::print("{}", topo->describe());
+    fmt::print("GPU-local node(s) for placement: {} ({})\n",
+               gpu_nodes.empty() ? "none (no preference)" : fmt::format("{}", fmt::join(gpu_nodes, ", ")), gpu_source);
+  }
+
+  // --- what to sweep ---
+  int max_tpn = 1, max_hw = 1;
+  for (const auto& n : topo->nodes()) {
+    max_tpn = std::max(max_tpn, n.cores);
+    max_hw = std::max(max_hw, n.hw_threads);
+  }
+  std::vector<int> threads = cli.threads;
+  if (threads.empty()) {
+    if (cli.quick) {
+      threads = max_tpn > 1 ? std::vector<int>{1, max_tpn} : std::vector<int>{1};
+    } else {
+      for (int t = 1; t < max_tpn; t *= 2) threads.push_back(t);
+      if (max_tpn >= 12 && max_tpn % 4 == 0) threads.push_back(max_tpn * 3 / 4);
+      threads.push_back(max_tpn);
+      if (max_hw > max_tpn) threads.push_back(max_hw);  // SMT siblings too
+    }
+  }
+  std::sort(threads.begin(), threads.end());
+  threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
+  for (int t : threads) {
+    if (t < 1) fail(fmt::format("--threads {}: expected ≥ 1", t));
+  }
+  std::vector<int> hpts = cli.heads_per_task;
+  if (hpts.empty()) hpts = cli.quick ? std::vector<int>{1, 4} : std::vector<int>{1, 2, 4, 8};
+  std::erase_if(hpts, [&](int h) { return h < 1 || h > cli.shape.kv_heads; });
+  if (hpts.empty()) hpts = {1};
+  std::vector<int> splits = cli.kv_split;
+  if (splits.empty()) splits = cli.quick ? std::vector<int>{0, 2048} : std::vector<int>{0, 512, 2048, 8192};
+  std::erase_if(splits, [&](int s) { return s < 0; });
+  if (splits.empty()) splits = {0};
+  std::vector<NumaPlacement> placements;
+  for (const auto& p : cli.placements) {
+    auto parsed = parse_placement(p);
+    if (!parsed) fail(fmt::format("--placement {}: expected auto, balanced or gpu_local", p));
+    placements.push_back(*parsed);
+  }
+  if (placements.empty()) {
+    placements = {NumaPlacement::kAuto};
+    if (topo->node_count() > 1) placements.push_back(NumaPlacement::kBalanced);
+    if (topo->node_count() > 1 && !gpu_nodes.empty()) placements.push_back(NumaPlacement::kGpuLocal);
+  }
+  const std::vector<CpuIsa> isas = hgca::tune::engine_isas(cli.shape.dtype);
+  const int repeats = cli.repeats > 0 ? cli.repeats : (cli.quick ? 5 : 9);
+
+  const double llc = static_cast<double>(topo->last_level_cache_bytes());
+  const double ws_bytes = cli.working_set_mb > 0 ? cli.working_set_mb * (1 << 20)
+                                                  : std::max((cli.quick ? 2.0 : 4.0) * llc, 256.0 * (1 << 20));
+  const uint64_t layer_bytes = std::max<uint64_t>(hgca::tune::SparseWorkload::layer_bytes_estimate(cli.shape), 1);
+  const int layers = static_cast<int>(std::clamp<double>(std::ceil(ws_bytes / static_cast<double>(layer_bytes)), 2, 4096));
+  const int steps = std::max(repeats, std::min(layers, 2 * repeats));
+
+  const std::size_t stage2 = hpts.size() * splits.size() * isas.size() * placements.size();
+  hgca::tools::ProgressBar bar("hgca-tune", static_cast<int64_t>(1 + 2 * threads.size() + stage2), progress);
+  int64_t done = 0;
+
+  // --- DRAM read bandwidth, every thread count, with the engine's pool ---
+  std::vector<hgca::tune::DramResult> dram;
+  bool dram_bound = true;
+  {
+    const uint64_t per_node = static_cast<uint64_t>(ws_bytes / topo->node_count());
+    hgca::tune::DramBuffers buffers(topo, per_node);
+    dram_bound = buffers.bound();
+    {
+      auto pool = make_pool(topo, 0);
+      buffers.fill(*pool);
+    }
+    bar.update(++done);
+    for (int t : threads) {
+      auto pool = make_pool(topo, t);
+      dram.push_back(buffers.measure(*pool, repeats));
+      bar.update(++done);
+    }
+  }
+
+  // --- the engine: threads first (default task shape), then task shape and placement at the best threads ---
+  hgca::tune::SparseWorkload workload(cli.shape, layers, gpu_nodes);
+  std::vector<Measured> thread_sweep;
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    auto pool = make_pool(topo, threads[i]);
+    EngineConfig c;
+    c.threads_per_node = threads[i];
+    c.heads_per_task = hpts.front();
+    c.kv_split_tokens = 0;
+    c.placement = placements.front();
+    Measured m = time_engine(workload, *pool, c, steps);
+    m.dram_gbps = dram[i].gbps;
+    thread_sweep.push_back(m);
+    bar.update(++done);
+  }
+  const auto best_threads = std::max_element(thread_sweep.begin(), thread_sweep.end(),
+                                             [](const auto& a, const auto& b) { return a.gbps < b.gbps; });
+  const int tpn = best_threads->config.threads_per_node;
+  const double dram_at_tpn = best_threads->dram_gbps;
+  std::vector<Measured> results;
+  {
+    auto pool = make_pool(topo, tpn);
+    for (NumaPlacement placement : placements) {
+      for (CpuIsa isa : isas) {
+        for (int hpt : hpts) {
+          for (int split : splits) {
+            EngineConfig c{tpn, hpt, split, isa, placement};
+            Measured m = time_engine(workload, *pool, c, steps);
+            m.dram_gbps = dram_at_tpn;
+            results.push_back(m);
+            bar.update(++done);
+          }
+        }
+      }
+    }
+  }
+  bar.finish();
+  std::stable_sort(results.begin(), results.end(), [](const auto& a, const auto& b) { return a.gbps > b.gbps; });
+  const Measured& best = results.front();
+
+  // --- the configuration ---
+  int active_nodes = 0;
+  {
+    auto pool = make_pool(topo, tpn);
+    for (int n = 0; n < pool->node_count(); ++n) active_nodes += pool->threads(n) > 0 ? 1 : 0;
+  }
+  hgca::Options tuned;
+  tuned.threads = tpn * active_nodes;
+  tuned.threads_per_node = tpn;
+  tuned.heads_per_task = best.config.heads_per_task;
+  tuned.kv_split_tokens = best.config.kv_split_tokens;
+  tuned.isa = best.config.isa;
+  tuned.numa_placement = best.config.placement;
+  const hgca::tune::DramResult& dram_full = dram.back();
+  json workload_json = {{"q_heads", cli.shape.q_heads},       {"kv_heads", cli.shape.kv_heads},
+                        {"head_dim", cli.shape.head_dim},     {"dtype", hgca::to_string(cli.shape.dtype)},
+                        {"context", cli.shape.context},       {"selected_fraction", cli.shape.selected_fraction},
+                        {"batch", cli.shape.batch},           {"layers_rotated", layers},
+                        {"working_set_bytes", workload.total_bytes()}};
+  json tuned_on = {{"tool", "hgca-tune"},
+                   {"nodes", topo->node_count()},
+                   {"cores", topo->total_cores()},
+                   {"engine", hgca::tune::engine_name()},
+                   {"isa_auto_is", hgca::tune::engine_auto_isa()},
+                   {"workload", workload_json},
+                   {"dram_read_gbps", dram_full.gbps},
+                   {"engine_gbps", best.gbps}};
+  const json best_config = hgca::tune::tuned_options_json(tuned, tuned_on);
+  if (!cli.out.empty()) {
+    std::ofstream f(cli.out);
+    f << best_config.dump(2) << "\n";
+    if (!f) fail(fmt::format("--out {}: cannot write the file", cli.out));
+  }
+
+  // --- the plot ---
+  std::vector<std::pair<double, double>> dram_pts, engine_pts;
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    dram_pts.emplace_back(threads[i], dram[i].gbps);
+    engine_pts.emplace_back(threads[i], thread_sweep[i].gbps);
+  }
+  if (!cli.svg.empty()) {
+    const std::string title = fmt::format("hgca-tune: {} node(s), {} cores; Hq {} Hkv {} D {} {}, |S| {:.0f} % of {}",
+                                          topo->node_count(), topo->total_cores(), cli.shape.q_heads, cli.shape.kv_heads,
+                                          cli.shape.head_dim, hgca::to_string(cli.shape.dtype),
+                                          cli.shape.selected_fraction * 100, cli.shape.context);
+    std::ofstream f(cli.svg);
+    f << hgca::tune::svg_line_plot(title, "threads per node", "GB/s",
+                                   {{"DRAM read (engine's pool)", "#1f77b4", dram_pts},
+                                    {"sparse attention, K+V selected", "#d62728", engine_pts}});
+    if (!f) fail(fmt::format("--svg {}: cannot write the file", cli.svg));
+  }
+
+  // --- report ---
+  if (cli.json) {
+    json sweep = json::array(), ranked = json::array();
+    for (std::size_t i = 0; i < threads.size(); ++i) {
+      sweep.push_back({{"threads_per_node", threads[i]}, {"dram_read_gbps", dram[i].gbps},
+                       {"dram_read_gbps_per_node", dram[i].node_gbps}, {"engine_gbps", thread_sweep[i].gbps},
+                       {"engine_median_step_ms", thread_sweep[i].median_ms}});
+    }
+    for (const Measured& m : results) {
+      json r = config_json(m.config);
+      r["engine_gbps"] = m.gbps;
+      r["median_step_ms"] = m.median_ms;
+      r["fraction_of_dram"] = m.gbps / m.dram_gbps;
+      r["slowest_worker_over_mean"] = m.balance;
+      ranked.push_back(r);
+    }
+    json gpus = json::array();
+    for (const auto& g : topo->gpus()) gpus.push_back({{"pci_bus_id", g.pci_bus_id}, {"os_names", g.os_names}, {"local_nodes", g.local_nodes}});
+    json nodes = json::array();
+    for (const auto& n : topo->nodes()) {
+      nodes.push_back({{"index", n.index}, {"os_index", n.os_index}, {"cores", n.cores}, {"hw_threads", n.hw_threads},
+                       {"cpus", n.cpus}, {"memory_bytes", n.memory_bytes}});
+    }
+    const json report = {
+        {"topology", {{"nodes", nodes}, {"gpus", gpus}, {"gpu_local_nodes", gpu_nodes},
+                      {"last_level_cache_bytes", topo->last_level_cache_bytes()}, {"memory_bound_to_nodes", dram_bound}}},
+        {"engine", hgca::tune::engine_name()},
+        {"isa_auto_is", hgca::tune::engine_auto_isa()},
+        {"workload", workload_json},
+        {"steps_per_point", steps},
+        {"dram_read_gbps", dram_full.gbps},
+        {"dram_read_gbps_per_node", dram_full.node_gbps},
+        {"dram_read_threads_per_node", threads.back()},
+        {"engine_gbps", best.gbps},
+        {"engine_vs_dram_same_threads", best.gbps / best.dram_gbps},
+        {"thread_sweep", sweep},
+        {"ranked", ranked},
+        {"best_config", best_config}};
+    fmt::print("{}\n", report.dump(2));
+    return 0;
+  }
+
+  fmt::print("\nengine: {} (isa auto = {})\nworkload: Hq {} Hkv {} D {} {}, context {}, selected {:.1f} % (mean), batch {}; "
+             "{} layers rotated, {:.0f} MiB of K+V; {} steps per point\n",
+             hgca::tune::engine_name(), hgca::tune::engine_auto_isa(), cli.shape.q_heads, cli.shape.kv_heads, cli.shape.head_dim,
+             hgca::to_string(cli.shape.dtype), cli.shape.context, cli.shape.selected_fraction * 100, cli.shape.batch,
+             layers, static_cast<double>(workload.total_bytes()) / (1 << 20), steps);
+  fmt::print("\nDRAM read and engine bandwidth against threads per node{}:\n", dram_bound ? "" : " (memory NOT bound to nodes)");
+  fmt::print("{:>8} {:>14} {:>14} {:>9}\n", "threads", "DRAM read GB/s", "engine GB/s", "of DRAM");
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    fmt::print("{:>8} {:>14.1f} {:>14.2f} {:>8.0f}%\n", threads[i], dram[i].gbps, thread_sweep[i].gbps,
+               100 * thread_sweep[i].gbps / dram[i].gbps);
+  }
+  if (topo->node_count() > 1) {
+    fmt::print("DRAM read per node at {} threads: {:.1f} GB/s\n", threads.back(), fmt::join(dram_full.node_gbps, ", "));
+  }
+  fmt::print("\nRanked at {} threads per node (DRAM read {:.1f} GB/s):\n", tpn, dram_at_tpn);
+  fmt::print("{:>4} {:>10} {:>8} {:>12} {:>10} {:>8} {:>9} {:>8} {:>8}\n", "rank", "heads/task", "kv split", "isa",
+             "placement", "GB/s", "ms/step", "of DRAM", "max/mean");
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const Measured& m = results[i];
+    fmt::print("{:>4} {:>10} {:>8} {:>12} {:>10} {:>8.2f} {:>9.3f} {:>7.0f}% {:>8.2f}\n", i + 1, m.config.heads_per_task,
+               m.config.kv_split_tokens == 0 ? std::string("auto") : std::to_string(m.config.kv_split_tokens),
+               hgca::to_string(m.config.isa), hgca::to_string(m.config.placement), m.gbps, m.median_ms,
+               100 * m.gbps / m.dram_gbps, m.balance);
+  }
+  fmt::print("\nbest: {}\n", best_config.dump());
+  if (!cli.out.empty()) fmt::print("written to {} (load with hgca::load_options_json or HGCA_CONFIG={})\n", cli.out, cli.out);
+  if (!cli.svg.empty()) fmt::print("plot: {}\n", cli.svg);
+  return 0;
+}
