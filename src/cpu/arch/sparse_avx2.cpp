@@ -75,6 +75,16 @@ struct Avx2 {
   }
   static float to_float(fp16 x) { return _cvtsh_ss(x.bits); }
 
+  /// bf16 widened two halves at a time: even elements by a 16-bit shift, odd ones by a mask.
+  template <class T>
+  static constexpr bool kInterleaved = std::is_same_v<T, bf16>;
+  static V load_half_interleaved(const bf16* p, int half, int32_t rem) {  // rem: a multiple of 8
+    const __m256i x = rem >= 16 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
+                                : _mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(half == 0 ? _mm256_slli_epi32(x, 16)
+                                         : _mm256_and_si256(x, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
+  }
+
   template <class T>
   static V load_kv(const T* p) {
     if constexpr (sizeof(T) == 4) {

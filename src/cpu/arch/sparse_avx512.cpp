@@ -101,6 +101,15 @@ struct Avx512 {
   static V dot_bf16(V acc, const float*, int) { return acc; }
 #endif
 
+  /// bf16 widened two halves at a time: even elements by a 16-bit shift, odd ones by a mask.
+  template <class T>
+  static constexpr bool kInterleaved = std::is_same_v<T, bf16>;
+  static V load_half_interleaved(const bf16* p, int half, int32_t rem) {
+    const __m512i x = rem >= 32 ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi16((1u << rem) - 1, p);
+    return _mm512_castsi512_ps(half == 0 ? _mm512_slli_epi32(x, 16)
+                                         : _mm512_and_si512(x, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
+  }
+
   template <class T>
   static V load_kv(const T* p) {
     if constexpr (sizeof(T) == 4) {

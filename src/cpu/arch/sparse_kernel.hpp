@@ -52,9 +52,31 @@ inline float* scratch(size_t n) {
   return s.get(n);
 }
 
+/// Head-dim elements are read 2W at a time as two W-lane halves. For types the ISA widens
+/// "interleaved" (bf16: the even elements by a shift, the odd ones by a mask, one instruction per W
+/// elements each), half 0 holds elements 0, 2, 4 … and half 1 elements 1, 3, 5 …; otherwise half 0
+/// holds elements [0, W) and half 1 [W, 2W). Queries and outputs use the same order (pos()), so the
+/// dot products and accumulations are unchanged. `rem` is the number of row elements from p on.
 template <class A, class T>
-inline typename A::V load_row(const T* p, int32_t j, int32_t d) {
-  return j + A::W <= d ? A::template load_kv<T>(p + j) : A::template load_kv_tail<T>(p + j, d - j);
+inline typename A::V load_half(const T* p, int half, int32_t rem) {
+  if constexpr (A::template kInterleaved<T>) {
+    return A::load_half_interleaved(p, half, rem);
+  } else {
+    const int32_t r = rem - half * A::W;
+    return r >= A::W ? A::template load_kv<T>(p + half * A::W)
+                     : r > 0 ? A::template load_kv_tail<T>(p + half * A::W, r) : A::zero();
+  }
+}
+
+/// Where head-dim element i lives in the query and output buffers.
+template <class A, class T>
+inline int32_t pos(int32_t i) {
+  if constexpr (A::template kInterleaved<T>) {
+    const int32_t base = i / (2 * A::W) * (2 * A::W), r = i % (2 * A::W);
+    return base + (r & 1) * A::W + r / 2;
+  } else {
+    return i;
+  }
 }
 
 /// One block of nt ≤ W keys for queries [q0, q0 + QT). `scale` multiplies the scores when the
@@ -79,9 +101,13 @@ inline void block(const T* k, const T* v, int32_t nt, int32_t d, int32_t dp, con
           for (int q = 0; q < QT; ++q) acc[q] = A::dot_bf16(acc[q], qb + q * dp + j / 2, kp);
         }
       } else {
-        for (int32_t j = 0; j < dp; j += W) {
-          const V kv = load_row<A>(kr, j, d);
-          for (int q = 0; q < QT; ++q) acc[q] = A::fma(A::load(qb + q * dp + j), kv, acc[q]);
+        for (int32_t j = 0; j < dp; j += 2 * W) {
+          const V lo = load_half<A>(kr + j, 0, d - j);
+          const V hi = load_half<A>(kr + j, 1, d - j);
+          for (int q = 0; q < QT; ++q) {
+            acc[q] = A::fma(A::load(qb + q * dp + j), lo, acc[q]);
+            acc[q] = A::fma(A::load(qb + q * dp + j + W), hi, acc[q]);
+          }
         }
       }
       for (int q = 0; q < QT; ++q) red[q][t] = acc[q];
@@ -108,10 +134,11 @@ inline void block(const T* k, const T* v, int32_t nt, int32_t d, int32_t dp, con
   }
   // Values: one W-wide slice of the head dim at a time, over the block's rows.
   for (int32_t j = 0; j < dp; j += W) {
+    const int half = (j / W) % 2;
     V acc[QT];
     for (int q = 0; q < QT; ++q) acc[q] = A::mul(A::load(ob + q * dp + j), A::set1(alpha[q]));
     for (int32_t t = 0; t < nt; ++t) {
-      const V vv = load_row<A>(v + static_cast<int64_t>(t) * d, j, d);
+      const V vv = load_half<A>(v + static_cast<int64_t>(t) * d + (j - half * W), half, d - (j - half * W));
       for (int q = 0; q < QT; ++q) acc[q] = A::fma(A::set1(pw[q][t]), vv, acc[q]);
     }
     for (int q = 0; q < QT; ++q) A::store(ob + q * dp + j, acc[q]);
@@ -132,7 +159,7 @@ void unit(const UnitParams& p) {
     }
     return;
   }
-  const int32_t dp = (d + A::W - 1) / A::W * A::W;
+  const int32_t dp = (d + 2 * A::W - 1) / (2 * A::W) * (2 * A::W);
   const size_t qd = static_cast<size_t>(nq) * dp;
   float* const qs = scratch(2 * qd + 2 * static_cast<size_t>(nq));
   float* const os = qs + qd;
@@ -145,11 +172,11 @@ void unit(const UnitParams& p) {
   for (int32_t q = 0; q < nq; ++q) {
     const T* src = q_in + (q / group) * p.q_row_stride + (q % group) * d;
     if constexpr (A::template kDotBf16<T>) {
-      // Raw bf16 pairs, zero-padded to 2W elements (fits: round_up(d, 2W) / 2 ≤ dp floats).
+      // Raw bf16 pairs in natural order, zero-padded (round_up(d, 2W) / 2 ≤ dp floats).
       auto* dst = reinterpret_cast<T*>(qs + q * dp);
       for (int32_t i = 0; i < d; ++i) dst[i] = src[i];
     } else {
-      for (int32_t i = 0; i < d; ++i) qs[q * dp + i] = A::to_float(src[i]) * scale;
+      for (int32_t i = 0; i < d; ++i) qs[q * dp + pos<A, T>(i)] = A::to_float(src[i]) * scale;
     }
   }
 
@@ -180,7 +207,7 @@ void unit(const UnitParams& p) {
     const float inv = 1.0f / ls[q];
     float* dst = out_o(q);
     const float* src = os + q * dp;
-    for (int32_t i = 0; i < d; ++i) dst[i] = src[i] * inv;
+    for (int32_t i = 0; i < d; ++i) dst[i] = src[pos<A, T>(i)] * inv;
     out_lse(q) = (ms[q] + log2f(ls[q])) * kLn2;  // base 2 inside, natural log at the edge
   }
 }

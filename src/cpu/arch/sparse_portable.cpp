@@ -71,6 +71,10 @@ struct Portable {
   static float to_float(fp16 x) { return detail::to_float(x); }
 
   template <class T>
+  static constexpr bool kInterleaved = false;
+  static V load_half_interleaved(const bf16*, int, int32_t) { return zero(); }
+
+  template <class T>
   static V load_kv(const T* p) {
     V r;
     for (int i = 0; i < W; ++i) r.x[i] = to_float(p[i]);
