@@ -193,7 +193,7 @@ void run_engine(benchmark::State& state, const std::vector<int64_t>& lengths, in
     seconds += s;
   }
   report(state, w, seconds, dram, st);
-  state.SetLabel(std::string(hgca::cpu::to_string(isa)) + " " + hgca::to_string(dtype) + " threads=" + std::to_string(threads));
+  state.SetLabel(std::string(hgca::cpu::to_string(engine.isa())) + " " + hgca::to_string(dtype) + " threads=" + std::to_string(threads));
 }
 
 void BM_Decode(benchmark::State& state) { run_engine(state, uniform_lengths(), 1); }

@@ -46,7 +46,9 @@ struct SparseEngineConfig {
   /// tokens (never from the thread count, so results are the same at every thread count).
   int64_t kv_split_tokens = 0;
   /// Most adjacent items (KV heads) packed into one task when they are small (HGCA §3.3); 0: as
-  /// many as fit in kv_split_tokens. Packing never changes results, only the task count.
+  /// many as fit in kv_split_tokens. Small items are always packed up to that budget, so the task
+  /// count follows the step's selected tokens rather than batch × heads (HGCA's answer to
+  /// oversubscription). Packing never changes results, only the task count.
   int32_t heads_per_task = 0;
 };
 
@@ -59,7 +61,11 @@ struct SparseEngineStats {
 
 /// Sparse attention engine. attend() may be called from any thread, also one outside the arenas
 /// (e.g. a CUDA host-function thread); it blocks until the step's items are done. Concurrent calls
-/// on one engine are safe (it keeps no per-call state).
+/// on one engine are safe (it keeps no per-call state). Tasks run with denormals flushed (FTZ/DAZ,
+/// restored after each task); chunks of a split item write cache-line-aligned partial buffers and
+/// are merged by LSE in chunk order by whichever finishes last, so results are bitwise the same at
+/// any thread count. Decode (n_rows = 1) and append (n_rows > 1) use the same kernel: blocks of W
+/// keys, up to 8 query rows (G heads × rows) dotted with each K row while it is in registers.
 class SparseEngine {
  public:
   explicit SparseEngine(SparseEngineConfig config = {});
