@@ -131,11 +131,11 @@ class CudaRuntime final : public RuntimeBase {
     for (cudaEvent_t* e : {&fork_, &cpu_done_, &done_}) {
       HGCA_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
     }
-    const int64_t rings = static_cast<int64_t>(opt_.max_sequences) * opt_.n_kv_heads;
-    ring_elems_ = rings * window_tokens_ * opt_.head_dim;           // per layer, K or V
-    ring_slots_ = rings * window_tokens_;                           // per layer, MAW
-    const std::size_t layer_bytes = 2 * ring_elems_ * elem_size_ + ring_slots_ * sizeof(float);
-    const std::size_t bytes = layer_bytes * opt_.n_layers;
+    // Per layer: K of every ring, V of every ring, then the MAW of every (ring, KV head, slot).
+    ring_bytes_ = static_cast<std::size_t>(opt_.n_kv_heads) * window_tokens_ * opt_.head_dim * elem_size_;
+    kv_bytes_ = ring_bytes_ * opt_.max_sequences;
+    layer_bytes_ = 2 * kv_bytes_ + static_cast<std::size_t>(opt_.max_sequences) * opt_.n_kv_heads * window_tokens_ * sizeof(float);
+    const std::size_t bytes = layer_bytes_ * opt_.n_layers;
     if (cudaMalloc(&slab_, bytes) != cudaSuccess) {
       cudaGetLastError();
       return error(StatusCode::kOutOfMemory,
@@ -181,10 +181,9 @@ class CudaRuntime final : public RuntimeBase {
       // The ring is [Hkv, W, D]: copy it whole, then lay its entries out token-major in order.
       const WindowState w = seq->windows[layer];
       const std::size_t head_bytes = static_cast<std::size_t>(opt_.head_dim) * elem_size_;
-      const std::size_t ring_bytes = head_bytes * window_tokens_ * opt_.n_kv_heads;
-      std::vector<std::byte> ring(ring_bytes);
+      std::vector<std::byte> ring(ring_bytes_);
       for (int kv = 0; kv < 2; ++kv) {
-        HGCA_CUDA_TRY(cudaMemcpy(ring.data(), ring_ptr(kv, layer, seq->ring), ring_bytes, cudaMemcpyDeviceToHost));
+        HGCA_CUDA_TRY(cudaMemcpy(ring.data(), ring_ptr(kv, layer, seq->ring), ring_bytes_, cudaMemcpyDeviceToHost));
         std::byte* dst = (kv == 0 ? ko : vo) + m * head_bytes * opt_.n_kv_heads;
         for (int64_t i = 0; i < w.size; ++i) {
           const int64_t slot = (w.tail + i) % window_tokens_;
@@ -276,13 +275,10 @@ class CudaRuntime final : public RuntimeBase {
   }
 
   std::byte* ring_ptr(int kv, int32_t layer, int32_t ring) const {
-    const std::size_t layer_bytes = 2 * ring_elems_ * elem_size_ + ring_slots_ * sizeof(float);
-    const std::size_t ring_bytes = static_cast<std::size_t>(opt_.n_kv_heads) * window_tokens_ * opt_.head_dim * elem_size_;
-    return static_cast<std::byte*>(slab_) + layer * layer_bytes + kv * ring_elems_ * elem_size_ + ring * ring_bytes;
+    return static_cast<std::byte*>(slab_) + layer * layer_bytes_ + kv * kv_bytes_ + ring * ring_bytes_;
   }
   float* ring_maw(int32_t layer) const {
-    const std::size_t layer_bytes = 2 * ring_elems_ * elem_size_ + ring_slots_ * sizeof(float);
-    return reinterpret_cast<float*>(static_cast<std::byte*>(slab_) + layer * layer_bytes + 2 * ring_elems_ * elem_size_);
+    return reinterpret_cast<float*>(static_cast<std::byte*>(slab_) + layer * layer_bytes_ + 2 * kv_bytes_);
   }
 
   Status check_device_pointers(const TensorView& q, const TensorView& k, const TensorView& v,
@@ -501,7 +497,7 @@ class CudaRuntime final : public RuntimeBase {
   cudaStream_t side_ = nullptr;
   cudaEvent_t fork_ = nullptr, cpu_done_ = nullptr, done_ = nullptr;
   void* slab_ = nullptr;
-  int64_t ring_elems_ = 0, ring_slots_ = 0;
+  std::size_t ring_bytes_ = 0, kv_bytes_ = 0, layer_bytes_ = 0;  // one ring's K; every ring's K; a layer
   std::vector<int32_t> free_rings_;
   bool enqueued_outside_capture_ = false;
 

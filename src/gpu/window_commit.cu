@@ -36,21 +36,22 @@ __global__ void evict_pack_kernel(WindowCommitParams p, Geometry g, LaunchSeqs s
     const int64_t u = x % g.units;
     const auto h = static_cast<int32_t>((x / g.units) % g.hkv);
     const int64_t i = x / (g.units * g.hkv);  // entry, oldest first
-    int64_t src;
+    const uint4 *k, *v;  // the entry's unit: in its ring slot, or in the new rows
     float maw;
     if (i < s.w) {
       const int64_t row = ring_row(g, s, h, (s.tail + i) % g.capacity);
-      src = row * g.units + u;
+      k = ring_k + row * g.units + u;
+      v = ring_v + row * g.units + u;
       maw = p.ring_maw[row];
-      out_k[((s.staging_row + i) * g.hkv + h) * g.units + u] = ring_k[src];
-      out_v[((s.staging_row + i) * g.hkv + h) * g.units + u] = ring_v[src];
     } else {
       const int64_t r = i - s.w;
-      src = ((s.q_row + r) * g.hkv + h) * g.units + u;
+      k = new_k + ((s.q_row + r) * g.hkv + h) * g.units + u;
+      v = new_v + ((s.q_row + r) * g.hkv + h) * g.units + u;
       maw = p.obs_new[s.obs_offset + static_cast<int64_t>(h) * s.n_new + r];
-      out_k[((s.staging_row + i) * g.hkv + h) * g.units + u] = new_k[src];
-      out_v[((s.staging_row + i) * g.hkv + h) * g.units + u] = new_v[src];
     }
+    const int64_t dst = ((s.staging_row + i) * g.hkv + h) * g.units + u;
+    out_k[dst] = *k;
+    out_v[dst] = *v;
     if (u == 0) p.staging_maw[s.staging_row * g.hkv + static_cast<int64_t>(h) * s.evict + i] = maw;
   }
 }
