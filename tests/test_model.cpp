@@ -1,6 +1,7 @@
 // The real-model test: stories260K (llama2.c) decoded greedily through exact attention and through
 // hgca must reproduce the known-good texts of shared/data/stories260K/README.md byte for byte.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -251,7 +252,7 @@ class LoaderErrorTest : public ::testing::Test {
     std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     data.resize(std::min(bytes, data.size()));
     scratch_ = (std::filesystem::temp_directory_path() /
-                ("hgca_model_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+                ("hgca_model_test_" + std::to_string(::getpid()) + "_" +
                  ::testing::UnitTest::GetInstance()->current_test_info()->name()))
                    .string();
     std::ofstream(scratch_, std::ios::binary).write(data.data(), static_cast<std::streamsize>(data.size()));

@@ -17,12 +17,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
-/// A file under the test's temporary directory holding `text`; removed with the object.
+/// A file in the temporary directory holding `text`, unique to the running test; removed with the object.
 class TempFile {
  public:
   explicit TempFile(const std::string& text) {
+    // ctest runs the tests of this file as parallel processes: the test's name keeps their files apart.
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
     path_ = (std::filesystem::temp_directory_path() /
-             ("hgca_options_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+             (std::string("hgca_options_") + test->test_suite_name() + "_" + test->name() + "_" +
               std::to_string(counter_++) + ".json"))
                 .string();
     std::ofstream(path_) << text;

@@ -1,6 +1,7 @@
 // hgca-tune end to end on a tiny workload: --quick --json prints the promised keys, and the --out
 // file loads back through load_options_json.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -26,7 +27,8 @@ std::string run(const std::string& command, int* status) {
 
 TEST(HgcaTune, QuickJsonOnATinyWorkload) {
   const auto dir = std::filesystem::temp_directory_path();
-  const std::string out = (dir / "hgca_tune_smoke.json").string(), svg = (dir / "hgca_tune_smoke.svg").string();
+  const std::string stem = "hgca_tune_smoke_" + std::to_string(::getpid());
+  const std::string out = (dir / (stem + ".json")).string(), svg = (dir / (stem + ".svg")).string();
   int status = -1;
   const std::string stdout_text =
       run(std::string(HGCA_TUNE_EXE) + " --quick --json --q-heads 8 --kv-heads 2 --head-dim 64 --dtype f16 --context 4096"
