@@ -49,6 +49,7 @@ hgca::Options to_cpp(const hgca_options& o) {
   r.deterministic = o.deterministic != 0;
   r.threads_per_node = o.threads_per_node;
   r.kv_split_tokens = o.kv_split_tokens;
+  r.max_packed_heads = o.max_packed_heads;
   r.isa = static_cast<hgca::CpuIsa>(o.isa);
   r.numa_placement = static_cast<hgca::NumaPlacement>(o.numa_placement);
   return r;
@@ -58,8 +59,8 @@ hgca::Options to_cpp(const hgca_options& o) {
 void tuned_to_c(const hgca::Options& r, hgca_options* o) {
   o->threads = r.threads;
   o->threads_per_node = r.threads_per_node;
-  o->heads_per_task = r.heads_per_task;
   o->kv_split_tokens = r.kv_split_tokens;
+  o->max_packed_heads = r.max_packed_heads;
   o->isa = static_cast<hgca_isa>(r.isa);
   o->numa_placement = static_cast<hgca_numa_placement>(r.numa_placement);
 }
@@ -75,7 +76,7 @@ void hgca_options_default(hgca_options* options) {
                           static_cast<hgca_dtype>(d.dtype), d.sm_scale, d.window_blocks,
                           d.block_tokens, d.alpha, d.beta, d.min_keep, d.reeval_min_tokens,
                           d.heads_per_task, static_cast<hgca_backend>(d.backend), d.max_sequences, d.threads,
-                          d.deterministic ? 1 : 0, d.threads_per_node, d.kv_split_tokens,
+                          d.deterministic ? 1 : 0, d.threads_per_node, d.kv_split_tokens, d.max_packed_heads,
                           static_cast<hgca_isa>(d.isa), static_cast<hgca_numa_placement>(d.numa_placement)};
 }
 

@@ -120,15 +120,16 @@ TEST(CApi, OptionsDefaultEqualsCppDefaults) {
   EXPECT_EQ(c.deterministic, d.deterministic ? 1 : 0);
   EXPECT_EQ(c.threads_per_node, d.threads_per_node);
   EXPECT_EQ(c.kv_split_tokens, d.kv_split_tokens);
+  EXPECT_EQ(c.max_packed_heads, d.max_packed_heads);
   EXPECT_EQ(static_cast<int>(c.isa), static_cast<int>(d.isa));
   EXPECT_EQ(static_cast<int>(c.numa_placement), static_cast<int>(d.numa_placement));
   hgca_options_default(nullptr);  // a no-op, not a crash
 }
 
 TEST(CApi, StructLayoutIsTheSameInCAndCpp) {
-  int64_t c_offsets[21] = {};
-  const int64_t c_size = hgca_test_c_options_layout(c_offsets, 21);
-  const int64_t cpp_offsets[21] = {
+  int64_t c_offsets[22] = {};
+  const int64_t c_size = hgca_test_c_options_layout(c_offsets, 22);
+  const int64_t cpp_offsets[22] = {
       offsetof(hgca_options, n_layers),       offsetof(hgca_options, n_q_heads),
       offsetof(hgca_options, n_kv_heads),     offsetof(hgca_options, head_dim),
       offsetof(hgca_options, dtype),          offsetof(hgca_options, sm_scale),
@@ -139,9 +140,10 @@ TEST(CApi, StructLayoutIsTheSameInCAndCpp) {
       offsetof(hgca_options, max_sequences),  offsetof(hgca_options, threads),
       offsetof(hgca_options, deterministic),
       offsetof(hgca_options, threads_per_node), offsetof(hgca_options, kv_split_tokens),
+      offsetof(hgca_options, max_packed_heads),
       offsetof(hgca_options, isa),            offsetof(hgca_options, numa_placement)};
   EXPECT_EQ(c_size, static_cast<int64_t>(sizeof(hgca_options)));
-  for (int i = 0; i < 21; ++i) EXPECT_EQ(c_offsets[i], cpp_offsets[i]) << "field " << i;
+  for (int i = 0; i < 22; ++i) EXPECT_EQ(c_offsets[i], cpp_offsets[i]) << "field " << i;
 
   int64_t c_stats[6] = {};
   const int64_t c_stats_size = hgca_test_c_layer_stats_layout(c_stats, 6);

@@ -25,7 +25,7 @@ int64_t hgca_test_c_layer_stats_layout(int64_t* offsets, int32_t capacity);
 /* Offsets of hgca_options' fields in declaration order as C lays them out; returns its size. */
 int64_t hgca_test_c_options_layout(int64_t* offsets, int32_t capacity) {
   hgca_options o;
-  const int64_t all[21] = {
+  const int64_t all[22] = {
       OFFSET(o, n_layers),      OFFSET(o, n_q_heads),      OFFSET(o, n_kv_heads),
       OFFSET(o, head_dim),      OFFSET(o, dtype),          OFFSET(o, sm_scale),
       OFFSET(o, window_blocks), OFFSET(o, block_tokens),   OFFSET(o, alpha),
@@ -33,8 +33,8 @@ int64_t hgca_test_c_options_layout(int64_t* offsets, int32_t capacity) {
       OFFSET(o, heads_per_task), OFFSET(o, backend),       OFFSET(o, max_sequences),
       OFFSET(o, threads),
       OFFSET(o, deterministic), OFFSET(o, threads_per_node), OFFSET(o, kv_split_tokens),
-      OFFSET(o, isa),           OFFSET(o, numa_placement)};
-  for (int32_t i = 0; i < capacity && i < 21; ++i) offsets[i] = all[i];
+      OFFSET(o, max_packed_heads), OFFSET(o, isa),        OFFSET(o, numa_placement)};
+  for (int32_t i = 0; i < capacity && i < 22; ++i) offsets[i] = all[i];
   return (int64_t)sizeof(hgca_options);
 }
 

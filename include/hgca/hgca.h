@@ -52,7 +52,7 @@ typedef struct hgca_options {
   int32_t threads;
   int32_t deterministic; /* 0 or 1 */
   /* CPU engine tuning (hgca-tune's JSON; hgca_load_options_json) */
-  int32_t threads_per_node, kv_split_tokens;
+  int32_t threads_per_node, kv_split_tokens, max_packed_heads;
   hgca_isa isa;
   hgca_numa_placement numa_placement;
 } hgca_options;
@@ -70,7 +70,7 @@ void hgca_options_default(hgca_options* options);
 const char* hgca_status_string(hgca_status status);
 const char* hgca_last_error(void);
 
-/* Loads the tuned fields (threads, threads_per_node, heads_per_task, kv_split_tokens, isa,
+/* Loads the tuned fields (threads, threads_per_node, kv_split_tokens, max_packed_heads, isa,
  * numa_placement) from a JSON file as hgca-tune writes it into *inout; other fields keep their
  * values, and on failure *inout is unchanged (see hgca::load_options_json). hgca_create also applies
  * the file named by the environment variable HGCA_CONFIG over the options it is given. */

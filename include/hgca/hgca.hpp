@@ -88,7 +88,10 @@ struct Options {
   float beta = 1.0f;           ///< selection: keep entry when maw > beta / n_ref; 0 keeps everything
   int32_t min_keep = 4;        ///< per KV head, keep at least this many store entries (highest MAW)
   int32_t reeval_min_tokens = 16;  ///< an append of ≥ this many tokens re-selects the store (§3.2.2)
-  int32_t heads_per_task = 1;  ///< adjacent KV heads merged into one CPU task, padded to equal length
+  /// HGCA §3.3's merged heads: each run of this many adjacent KV heads has its context sets padded
+  /// to equal length with their next-highest-MAW entries; 1: no padding. It changes what is
+  /// attended (padding adds entries); how the CPU engine groups work is max_packed_heads.
+  int32_t heads_per_task = 1;
 
   // --- execution ---
   Backend backend = Backend::kAuto;
@@ -102,17 +105,22 @@ struct Options {
   // --- CPU engine tuning (what hgca-tune writes; load_options_json reads) ---
   int32_t threads_per_node = 0;  ///< worker threads on each NUMA node; 0: every core of the node (`threads` caps the sum)
   int32_t kv_split_tokens = 0;   ///< a CPU task covers at most this many context-set tokens of a head; 0: the engine decides
+  /// Most (sequence, KV head) pairs with small context sets the CPU engine packs into one task; 0: as
+  /// many as fit in kv_split_tokens. It changes the task count only, never a result.
+  int32_t max_packed_heads = 0;
   CpuIsa isa = CpuIsa::kAuto;    ///< the CPU kernels' instruction-set path
   NumaPlacement numa_placement = NumaPlacement::kAuto;  ///< sequences → NUMA nodes
 };
 
 /// Loads the tuned fields of `*inout` from a JSON file as hgca-tune writes it (--out); the fields the
 /// file does not name keep their values. Keys (all optional): "threads", "threads_per_node",
-/// "heads_per_task", "kv_split_tokens" (integers ≥ 0, heads_per_task ≥ 1), "isa" ("auto",
-/// "portable", "avx2", "avx512", "avx512bf16"), "numa_placement" ("auto", "balanced", "gpu_local"), and
-/// "tuned_on" (an object describing the measurement, not read). Any other key, a wrong type or an
-/// out-of-range value is an error naming the file, the key, the value and what was expected;
-/// `*inout` is then left as it was. heads_per_task ≤ n_kv_heads is checked by Runtime::create.
+/// "kv_split_tokens", "max_packed_heads" (integers ≥ 0), "isa" ("auto", "portable", "avx2",
+/// "avx512", "avx512bf16"), "numa_placement" ("auto", "balanced", "gpu_local"), and "tuned_on" (an
+/// object describing the measurement, not read). Any other key, a wrong type or an out-of-range
+/// value is an error naming the file, the key, the value and what was expected; `*inout` is then
+/// left as it was. ("heads_per_task" is refused with a pointer to max_packed_heads: it is the
+/// method's padding, not a tuned field, and files of earlier hgca-tune versions used that name for
+/// the packing.) Whether this CPU has the `isa` named is checked by Runtime::create.
 ///
 /// Runtime::create applies the file named by the environment variable HGCA_CONFIG (when set and not
 /// empty) the same way, over the Options it is given: precedence is defaults < fields set in code

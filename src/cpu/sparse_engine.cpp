@@ -211,7 +211,7 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
       }
       const int64_t cost = it.n + kItemOverheadTokens;
       const bool fits = open.count > 0 && open.node == it.node && open_cost + cost <= split &&
-                        (config_.heads_per_task <= 0 || open.count < config_.heads_per_task);
+                        (config_.max_packed_heads <= 0 || open.count < config_.max_packed_heads);
       if (!fits) {
         close();
         open = {i, 0, -1, it.node};

@@ -45,11 +45,12 @@ struct SparseEngineConfig {
   /// size whose partial (o, lse) are merged exactly by LSE. 0: chosen from the step's total selected
   /// tokens (never from the thread count, so results are the same at every thread count).
   int64_t kv_split_tokens = 0;
-  /// Most adjacent items (KV heads) packed into one task when they are small (HGCA §3.3); 0: as
-  /// many as fit in kv_split_tokens. Small items are always packed up to that budget, so the task
-  /// count follows the step's selected tokens rather than batch × heads (HGCA's answer to
-  /// oversubscription). Packing never changes results, only the task count.
-  int32_t heads_per_task = 0;
+  /// Most adjacent small items ((sequence, KV head) pairs) packed into one task; 0: as many as fit
+  /// in kv_split_tokens. Small items are always packed up to that budget, so the task count follows
+  /// the step's selected tokens rather than batch × heads (HGCA's answer to oversubscription, §3.3).
+  /// Packing never changes results, only the task count; the padding of merged heads that §3.3
+  /// also describes is selection's business (Options::heads_per_task), not the engine's.
+  int32_t max_packed_heads = 0;
 };
 
 /// Optional measurements of one call, for benchmarks and hgca-tune.

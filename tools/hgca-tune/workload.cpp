@@ -211,7 +211,7 @@ double SparseWorkload::step(cpu::Pool& pool, int layer, const EngineConfig& conf
   cpu::SparseEngineConfig ec;
   ec.isa = to_engine(config.isa);
   ec.kv_split_tokens = config.kv_split_tokens;
-  ec.heads_per_task = config.heads_per_task;
+  ec.max_packed_heads = config.max_packed_heads;
   const cpu::SparseEngine engine(ec);
   cpu::SparseEngineStats stats;
   const Status st = engine.attend(shape_.dtype, group, d, 1.0f / std::sqrt(static_cast<float>(d)), m.items,
