@@ -22,6 +22,11 @@ const char* to_string(SparseIsa isa);
 bool isa_supported(SparseIsa isa);
 /// The path kAuto resolves to on this CPU.
 SparseIsa best_isa();
+/// The engine's path for Options::isa, and back.
+SparseIsa to_sparse_isa(CpuIsa isa);
+CpuIsa to_cpu_isa(SparseIsa isa);
+/// The paths Options::isa may force on this CPU, best first (kAuto, which always runs, not listed).
+std::vector<CpuIsa> supported_isas();
 
 /// One (sequence, KV head) of a step: the group's query rows attend to the n keys of the head's
 /// context set S, stored contiguously ([n, head_dim] each for K and V, in the call's dtype).
@@ -52,6 +57,9 @@ struct SparseEngineConfig {
   /// also describes is selection's business (Options::heads_per_task), not the engine's.
   int32_t max_packed_heads = 0;
 };
+
+/// The configuration the runtime gives its engine: `o`'s isa, kv_split_tokens and max_packed_heads.
+SparseEngineConfig engine_config(const Options& o);
 
 /// Optional measurements of one call, for benchmarks and hgca-tune.
 struct SparseEngineStats {
