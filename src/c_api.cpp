@@ -186,6 +186,36 @@ hgca_status hgca_sequence_length(const hgca_runtime* runtime, uint64_t seq_id, i
   return report(runtime->impl->sequence_length(seq_id, out));
 }
 
+hgca_status hgca_get_cpu_stats(const hgca_runtime* runtime, hgca_cpu_stats* out, hgca_numa_node_stats* nodes,
+                               int32_t nodes_capacity) {
+  if (!runtime) return null_argument("hgca_get_cpu_stats", "runtime");
+  if (!out) return null_argument("hgca_get_cpu_stats", "out");
+  try {
+    hgca::CpuStats st;
+    if (hgca_status s = report(runtime->impl->cpu_stats(&st)); s != HGCA_OK) return s;
+    const auto n = static_cast<int32_t>(st.nodes.size());
+    if (nodes && nodes_capacity < n) {
+      last_error = fmt::format("hgca_get_cpu_stats: nodes_capacity = {}, expected ≥ {} (the NUMA nodes)", nodes_capacity, n);
+      return HGCA_INVALID_ARGUMENT;
+    }
+    *out = hgca_cpu_stats{static_cast<hgca_isa>(st.isa), st.kv_split_tokens, st.max_packed_heads,
+                          st.numa_bound ? 1 : 0, n};
+    for (int32_t i = 0; nodes && i < n; ++i) {
+      const hgca::NumaNodeStats& node = st.nodes[static_cast<std::size_t>(i)];
+      nodes[i] = hgca_numa_node_stats{node.threads, node.gpu_local ? 1 : 0, node.sequences};
+    }
+    return HGCA_OK;
+  } catch (const std::bad_alloc&) {
+    last_error = "hgca_get_cpu_stats: host memory exhausted";
+    return HGCA_OUT_OF_MEMORY;
+  }
+}
+
+hgca_status hgca_sequence_node(const hgca_runtime* runtime, uint64_t seq_id, int32_t* out) {
+  if (!runtime) return null_argument("hgca_sequence_node", "runtime");
+  return report(runtime->impl->sequence_node(seq_id, out));
+}
+
 hgca_status hgca_read_kv(const hgca_runtime* runtime, int32_t layer, uint64_t seq_id, void* k_out,
                          void* v_out) {
   if (!runtime) return null_argument("hgca_read_kv", "runtime");

@@ -23,13 +23,16 @@ enum class DType : int32_t { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
 enum class Backend : int32_t { kAuto = 0, kHost = 1, kCuda = 2 };
 
 /// Instruction-set path of the CPU engine's sparse attention kernels. kAuto picks the best the CPU
-/// has (CPUID); the others force one path (an error where the CPU lacks it). kAvx512Bf16 is kAvx512
-/// with AVX512-BF16 dot products for bf16 K.
+/// has (CPUID); the others force one path (Runtime::create fails with kInvalidArgument where the CPU
+/// lacks it, naming the paths it has). kAvx512Bf16 is kAvx512 with AVX512-BF16 dot products for bf16 K.
 enum class CpuIsa : int32_t { kAuto = 0, kPortable = 1, kAvx2 = 2, kAvx512 = 3, kAvx512Bf16 = 4 };
 
-/// Which NUMA node a sequence's store, context sets and CPU work go to (see src/cpu/placement.hpp).
+/// Which NUMA node a sequence's store, context sets and CPU work go to, decided when it is added
+/// (see src/cpu/placement.hpp). A node's load is its sequences' lengths per worker thread.
 /// kAuto: balanced by load, preferring the GPU's local node(s) while that costs at most 25 %;
-/// kBalanced: by load only; kGpuLocal: only the GPU's local node(s).
+/// kBalanced: by load only; kGpuLocal: only the GPU's local node(s). The GPU's nodes are known for
+/// the CUDA backend, from its device's PCI bus id, when hwloc sees that device; without them (the
+/// host backend, or hwloc blind to the GPU) every mode balances by load.
 enum class NumaPlacement : int32_t { kAuto = 0, kBalanced = 1, kGpuLocal = 2 };
 
 enum class StatusCode : int32_t {
@@ -99,7 +102,7 @@ struct Options {
   /// many sequences (L × max_sequences × W × Hkv × D × 2 elements of device memory); add_sequence
   /// beyond it fails with kOutOfMemory on either backend.
   int32_t max_sequences = 16;
-  int32_t threads = 0;         ///< CPU worker threads; 0 means all cores
+  int32_t threads = 0;         ///< CPU worker threads over all NUMA nodes; 0 means all cores
   bool deterministic = false;  ///< re-evaluation publishes before the next call (for tests)
 
   // --- CPU engine tuning (what hgca-tune writes; load_options_json reads) ---
@@ -153,6 +156,22 @@ struct LayerStats {
   int64_t reevaluations = 0;       ///< re-evaluations published so far
 };
 
+/// One NUMA node of the runtime's CPU pool.
+struct NumaNodeStats {
+  int32_t threads = 0;     ///< worker threads of the node's arena (0: it runs nothing)
+  bool gpu_local = false;  ///< near the runtime's GPU (hwloc's PCI locality): placement prefers it
+  int64_t sequences = 0;   ///< live sequences assigned to it
+};
+
+/// The CPU side as the runtime set it up from its options (HGCA_CONFIG included).
+struct CpuStats {
+  CpuIsa isa = CpuIsa::kAuto;    ///< the sparse kernels' path: Options::isa, auto resolved to what runs
+  int32_t kv_split_tokens = 0;   ///< the engine's split size (0: it sizes splits per step)
+  int32_t max_packed_heads = 0;  ///< the engine's packing (0: as many as fit in a split)
+  bool numa_bound = false;       ///< each arena's threads are confined to its node
+  std::vector<NumaNodeStats> nodes;  ///< every NUMA node, in hwloc's logical order
+};
+
 class Runtime {
  public:
   /// Validates `options` and builds a runtime.
@@ -197,6 +216,12 @@ class Runtime {
 
   /// Tokens of `id`'s history (the same for every layer at a step boundary).
   virtual Status sequence_length(SeqId id, int64_t* out) const = 0;
+
+  /// The CPU pool (threads per NUMA node, sequences on each) and the engine configuration in use.
+  virtual Status cpu_stats(CpuStats* out) const = 0;
+  /// The NUMA node `id` was assigned when added (Options::numa_placement): its CPU work runs in that
+  /// node's arena, and its DRAM store belongs there. A sequence keeps its node until released.
+  virtual Status sequence_node(SeqId id, int32_t* out) const = 0;
 
   /// Copies `id`'s whole history at `layer` from window ∪ store into k_out, v_out
   /// [length, Hkv, D] in options().dtype, in token order (the layout attention() took them in).
