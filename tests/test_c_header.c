@@ -210,6 +210,24 @@ int hgca_test_c_smoke(void) {
   CHECK(stats.selected_fraction >= 0.0 && stats.selected_fraction <= 1.0);
   CHECK(hgca_get_layer_stats(rt, 0, &stats, 0, 0) == HGCA_OK);
 
+  /* The CPU pool: every live sequence is on one of its nodes. */
+  hgca_cpu_stats cpu;
+  hgca_numa_node_stats nodes[64];
+  CHECK(hgca_get_cpu_stats(rt, &cpu, 0, 0) == HGCA_OK);
+  CHECK(cpu.numa_nodes >= 1 && cpu.numa_nodes <= 64);
+  CHECK(cpu.isa != HGCA_ISA_AUTO); /* resolved to the path that runs */
+  CHECK(hgca_get_cpu_stats(rt, &cpu, nodes, 64) == HGCA_OK);
+  int64_t placed = 0;
+  int32_t threads = 0;
+  for (int32_t n = 0; n < cpu.numa_nodes; ++n) {
+    placed += nodes[n].sequences;
+    threads += nodes[n].threads;
+  }
+  CHECK(placed == 2 && threads >= 1 && threads <= 2);
+  int32_t node = -1;
+  CHECK(hgca_sequence_node(rt, 7, &node) == HGCA_OK);
+  CHECK(node >= 0 && node < cpu.numa_nodes && nodes[node].threads > 0);
+
   /* Errors from C. */
   const uint64_t unknown[1] = {42};
   const int32_t one[1] = {1};
