@@ -49,6 +49,7 @@ hgca::Options to_cpp(const hgca_options& o) {
   r.deterministic = o.deterministic != 0;
   r.threads_per_node = o.threads_per_node;
   r.kv_split_tokens = o.kv_split_tokens;
+  r.max_packed_heads = o.max_packed_heads;
   r.isa = static_cast<hgca::CpuIsa>(o.isa);
   r.numa_placement = static_cast<hgca::NumaPlacement>(o.numa_placement);
   return r;
@@ -58,8 +59,8 @@ hgca::Options to_cpp(const hgca_options& o) {
 void tuned_to_c(const hgca::Options& r, hgca_options* o) {
   o->threads = r.threads;
   o->threads_per_node = r.threads_per_node;
-  o->heads_per_task = r.heads_per_task;
   o->kv_split_tokens = r.kv_split_tokens;
+  o->max_packed_heads = r.max_packed_heads;
   o->isa = static_cast<hgca_isa>(r.isa);
   o->numa_placement = static_cast<hgca_numa_placement>(r.numa_placement);
 }
@@ -75,7 +76,7 @@ void hgca_options_default(hgca_options* options) {
                           static_cast<hgca_dtype>(d.dtype), d.sm_scale, d.window_blocks,
                           d.block_tokens, d.alpha, d.beta, d.min_keep, d.reeval_min_tokens,
                           d.heads_per_task, static_cast<hgca_backend>(d.backend), d.max_sequences, d.threads,
-                          d.deterministic ? 1 : 0, d.threads_per_node, d.kv_split_tokens,
+                          d.deterministic ? 1 : 0, d.threads_per_node, d.kv_split_tokens, d.max_packed_heads,
                           static_cast<hgca_isa>(d.isa), static_cast<hgca_numa_placement>(d.numa_placement)};
 }
 
@@ -183,6 +184,36 @@ hgca_status hgca_get_layer_stats(const hgca_runtime* runtime, int32_t layer, hgc
 hgca_status hgca_sequence_length(const hgca_runtime* runtime, uint64_t seq_id, int64_t* out) {
   if (!runtime) return null_argument("hgca_sequence_length", "runtime");
   return report(runtime->impl->sequence_length(seq_id, out));
+}
+
+hgca_status hgca_get_cpu_stats(const hgca_runtime* runtime, hgca_cpu_stats* out, hgca_numa_node_stats* nodes,
+                               int32_t nodes_capacity) {
+  if (!runtime) return null_argument("hgca_get_cpu_stats", "runtime");
+  if (!out) return null_argument("hgca_get_cpu_stats", "out");
+  try {
+    hgca::CpuStats st;
+    if (hgca_status s = report(runtime->impl->cpu_stats(&st)); s != HGCA_OK) return s;
+    const auto n = static_cast<int32_t>(st.nodes.size());
+    if (nodes && nodes_capacity < n) {
+      last_error = fmt::format("hgca_get_cpu_stats: nodes_capacity = {}, expected ≥ {} (the NUMA nodes)", nodes_capacity, n);
+      return HGCA_INVALID_ARGUMENT;
+    }
+    *out = hgca_cpu_stats{static_cast<hgca_isa>(st.isa), st.kv_split_tokens, st.max_packed_heads,
+                          st.numa_bound ? 1 : 0, n};
+    for (int32_t i = 0; nodes && i < n; ++i) {
+      const hgca::NumaNodeStats& node = st.nodes[static_cast<std::size_t>(i)];
+      nodes[i] = hgca_numa_node_stats{node.threads, node.gpu_local ? 1 : 0, node.sequences};
+    }
+    return HGCA_OK;
+  } catch (const std::bad_alloc&) {
+    last_error = "hgca_get_cpu_stats: host memory exhausted";
+    return HGCA_OUT_OF_MEMORY;
+  }
+}
+
+hgca_status hgca_sequence_node(const hgca_runtime* runtime, uint64_t seq_id, int32_t* out) {
+  if (!runtime) return null_argument("hgca_sequence_node", "runtime");
+  return report(runtime->impl->sequence_node(seq_id, out));
 }
 
 hgca_status hgca_read_kv(const hgca_runtime* runtime, int32_t layer, uint64_t seq_id, void* k_out,

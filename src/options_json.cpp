@@ -73,10 +73,18 @@ Status load(const std::string& path, const std::string& where, Options* inout) {
       s = read_int(where, value, "threads", 0, kMax, "≥ 0 (0: every core)", &o.threads);
     } else if (key == "threads_per_node") {
       s = read_int(where, value, "threads_per_node", 0, kMax, "≥ 0 (0: every core of each node)", &o.threads_per_node);
-    } else if (key == "heads_per_task") {
-      s = read_int(where, value, "heads_per_task", 1, kMax, "≥ 1", &o.heads_per_task);
     } else if (key == "kv_split_tokens") {
       s = read_int(where, value, "kv_split_tokens", 0, kMax, "≥ 0 (0: the engine decides)", &o.kv_split_tokens);
+    } else if (key == "max_packed_heads") {
+      s = read_int(where, value, "max_packed_heads", 0, kMax, "≥ 0 (0: as many as fit in kv_split_tokens)",
+                   &o.max_packed_heads);
+    } else if (key == "heads_per_task") {
+      // Earlier hgca-tune versions wrote the engine's packing under this name; loading it as the
+      // method's padding would change what is attended.
+      s = error(StatusCode::kInvalidArgument,
+                "{}: heads_per_task = {} is not a tuned field (it is HGCA §3.3's padding of merged heads, "
+                "set in code); the CPU engine's packing is \"max_packed_heads\" (rename the key)",
+                where, value.dump());
     } else if (key == "isa") {
       s = read_enum(where, value, "isa", kIsaNames, &o.isa);
     } else if (key == "numa_placement") {
@@ -88,8 +96,8 @@ Status load(const std::string& path, const std::string& where, Options* inout) {
       }
     } else {
       s = error(StatusCode::kInvalidArgument,
-                "{}: unknown key \"{}\", expected one of threads, threads_per_node, heads_per_task, "
-                "kv_split_tokens, isa, numa_placement, tuned_on",
+                "{}: unknown key \"{}\", expected one of threads, threads_per_node, kv_split_tokens, "
+                "max_packed_heads, isa, numa_placement, tuned_on",
                 where, key);
     }
     if (!s) return s;
@@ -129,6 +137,10 @@ Status validate_tuning(const Options& o) {
   if (o.kv_split_tokens < 0) {
     return error(StatusCode::kInvalidArgument, "kv_split_tokens = {}, expected ≥ 0 (0: the engine decides)",
                  o.kv_split_tokens);
+  }
+  if (o.max_packed_heads < 0) {
+    return error(StatusCode::kInvalidArgument,
+                 "max_packed_heads = {}, expected ≥ 0 (0: as many as fit in kv_split_tokens)", o.max_packed_heads);
   }
   if (static_cast<uint32_t>(o.isa) >= std::size(kIsaNames)) {
     return error(StatusCode::kInvalidArgument, "isa = {}, expected auto (0), portable (1), avx2 (2), avx512 (3) or avx512bf16 (4)",

@@ -5,8 +5,8 @@
 
 namespace hgca {
 
-/// Checks the CPU-engine tuning fields of `o` (threads_per_node, kv_split_tokens, isa,
-/// numa_placement); Runtime::create's validation calls it.
+/// Checks the CPU-engine tuning fields of `o` (threads_per_node, kv_split_tokens, max_packed_heads,
+/// isa, numa_placement); Runtime::create's validation calls it.
 Status validate_tuning(const Options& o);
 
 /// Applies the file named by HGCA_CONFIG to `*inout` (nothing when unset or empty).

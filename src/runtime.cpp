@@ -1,29 +1,60 @@
 // Runtime::create: validates the options and builds the backend they ask for (auto: CUDA when this
-// build has it and a usable GPU exists, the host otherwise).
+// build has it and a usable GPU exists, the host otherwise) on this machine's NUMA pool.
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "cpu/sparse_engine.hpp"
 #include "options_json.hpp"
 #include "runtime_backends.hpp"
 #include "runtime_base.hpp"
 
 namespace hgca {
 
+Status Machine::current(Machine* out) {
+  // The topology does not change while we run, and loading it (PCI devices included) is not free.
+  static const auto machine = [] {
+    std::shared_ptr<const cpu::Topology> topology;
+    Status s = cpu::Topology::from_machine(&topology);
+    return std::pair{std::move(s), std::move(topology)};
+  }();
+  if (!machine.first) return machine.first;
+  *out = {machine.second, cpu::supported_isas(), {}};
+  return Status::ok();
+}
+
+Status create_runtime(const Options& options, const Machine& machine, std::unique_ptr<Runtime>* out) {
+  if (!out) return error(StatusCode::kInvalidArgument, "create: out is null");
+  if (!machine.topology) return error(StatusCode::kInvalidArgument, "create: machine.topology is null");
+  if (Status s = validate_options(options); !s) return s;
+  if (options.isa != CpuIsa::kAuto &&
+      std::find(machine.isas.begin(), machine.isas.end(), options.isa) == machine.isas.end()) {
+    std::vector<const char*> runs{to_string(CpuIsa::kAuto)};
+    for (CpuIsa isa : machine.isas) runs.push_back(to_string(isa));
+    return error(StatusCode::kInvalidArgument, "isa = {}: this CPU cannot run that path; expected one it runs: {}",
+                 to_string(options.isa), fmt::join(runs, ", "));
+  }
+  const bool cuda = options.backend == Backend::kCuda ||
+                    (options.backend == Backend::kAuto && built_with_cuda() && cuda_device_count() > 0);
+  try {
+#ifdef HGCA_WITH_CUDA
+    if (cuda) return make_cuda_runtime(options, machine, out);
+#else
+    (void)cuda;  // validate_options refused kCuda, and auto found no CUDA in this build
+#endif
+    return make_host_runtime(options, machine, out);
+  } catch (const std::bad_alloc&) {
+    return error(StatusCode::kOutOfMemory, "create: host memory exhausted");
+  }
+}
+
 Status Runtime::create(const Options& options, std::unique_ptr<Runtime>* out) {
   if (!out) return error(StatusCode::kInvalidArgument, "create: out is null");
   Options applied = options;  // HGCA_CONFIG's tuned fields override what the caller set
   if (Status s = apply_config_env(&applied); !s) return s;
-  if (Status s = validate_options(applied); !s) return s;
-  const bool cuda = applied.backend == Backend::kCuda ||
-                    (applied.backend == Backend::kAuto && built_with_cuda() && cuda_device_count() > 0);
-  try {
-#ifdef HGCA_WITH_CUDA
-    if (cuda) return make_cuda_runtime(applied, out);
-#else
-    (void)cuda;  // validate_options refused kCuda, and auto found no CUDA in this build
-#endif
-    *out = make_host_runtime(applied);
-  } catch (const std::bad_alloc&) {
-    return error(StatusCode::kOutOfMemory, "create: host memory exhausted");
-  }
-  return Status::ok();
+  Machine machine;
+  if (Status s = Machine::current(&machine); !s) return s;
+  return create_runtime(applied, machine, out);
 }
 
 }  // namespace hgca

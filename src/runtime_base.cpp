@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "cpu/attention_host.hpp"
+#include "cpu/placement.hpp"
 #include "dtype.hpp"
 #include "gpu/device.hpp"
 #include "options_json.hpp"
@@ -75,12 +76,55 @@ RuntimeBase::RuntimeBase(const Options& options)
                                         : 1.0f / std::sqrt(static_cast<float>(options.head_dim))),
       window_tokens_(static_cast<int64_t>(options.window_blocks) * options.block_tokens),
       elem_size_(dtype_size(options.dtype)),
-      arena_(options.threads > 0 ? options.threads : tbb::task_arena::automatic),
+      sparse_engine_(cpu::engine_config(options)),
       layer_done_(static_cast<std::size_t>(options.n_layers), 0),
       reevaluations_(static_cast<std::size_t>(options.n_layers), 0) {}
 
 RuntimeBase::~RuntimeBase() {
-  arena_.execute([&] { reeval_tasks_->wait(); });
+  if (pool_) wait_reevaluations();
+}
+
+Status RuntimeBase::init_cpu(const Machine& machine, const std::string& gpu_pci_bus_id) {
+  cpu::PoolOptions po;
+  po.threads = opt_.threads;
+  po.threads_per_node = opt_.threads_per_node;
+  if (Status s = cpu::Pool::create(machine.topology, po, &pool_); !s) return s;
+  for (int n = 0; n < pool_->node_count(); ++n) reeval_tasks_.push_back(std::make_unique<tbb::task_group>());
+  if (!gpu_pci_bus_id.empty() && !pool_->topology().nodes_near_pci(gpu_pci_bus_id, &gpu_local_nodes_)) {
+    gpu_local_nodes_.clear();
+    // Only a choice between nodes is lost; say so where there is one to make.
+    if (pool_->topology().is_this_system() && pool_->node_count() > 1) {
+      cpu::warn_once(fmt::format("hgca: the GPU at PCI {} is not in hwloc's view of this machine, so NUMA placement "
+                                 "cannot prefer its node(s) and balances sequences by load only",
+                                 gpu_pci_bus_id));
+    }
+  }
+  return Status::ok();
+}
+
+Status RuntimeBase::cpu_stats(CpuStats* out) const {
+  if (!out) return error(StatusCode::kInvalidArgument, "cpu_stats: out is null");
+  return guarded([&]() -> Status {
+    CpuStats st;
+    st.isa = cpu::to_cpu_isa(sparse_engine_.isa());
+    st.kv_split_tokens = static_cast<int32_t>(sparse_engine_.config().kv_split_tokens);
+    st.max_packed_heads = sparse_engine_.config().max_packed_heads;
+    st.numa_bound = pool_->numa_bound();
+    st.nodes.resize(static_cast<std::size_t>(pool_->node_count()));
+    for (int n = 0; n < pool_->node_count(); ++n) st.nodes[static_cast<std::size_t>(n)].threads = pool_->threads(n);
+    for (int n : gpu_local_nodes_) st.nodes[static_cast<std::size_t>(n)].gpu_local = true;
+    for (const auto& [id, seq] : seqs_) ++st.nodes[static_cast<std::size_t>(seq->node)].sequences;
+    *out = std::move(st);
+    return Status::ok();
+  });
+}
+
+Status RuntimeBase::sequence_node(SeqId id, int32_t* out) const {
+  const SequenceState* seq = find(id);
+  if (!seq) return error(StatusCode::kNotFound, "sequence_node: seq_id = {} is unknown", id);
+  if (!out) return error(StatusCode::kInvalidArgument, "sequence_node: out is null");
+  *out = seq->node;
+  return Status::ok();
 }
 
 Status RuntimeBase::add_sequence(SeqId id) {
@@ -91,7 +135,14 @@ Status RuntimeBase::add_sequence(SeqId id) {
       return error(StatusCode::kOutOfMemory, "add_sequence: seq_id = {}: {} sequences are live, the most options.max_sequences = {} allows",
                    id, seqs_.size(), opt_.max_sequences);
     }
-    auto seq = make_sequence();
+    // A sequence's CPU work grows with its history: a node's load is its sequences' lengths, each
+    // plus one so that new sequences count too. Sequences stay where they start (their stores do).
+    std::vector<double> load(static_cast<std::size_t>(pool_->node_count()), 0.0);
+    for (const auto& [other, seq] : seqs_) load[static_cast<std::size_t>(seq->node)] += static_cast<double>(seq->length + 1);
+    const int node = std::max(0, cpu::choose_node(load, pool_->threads_per_node(), gpu_local_nodes_, 1.0,
+                                                  opt_.numa_placement));
+    auto seq = make_sequence(node);
+    seq->node = node;
     seq->pending.resize(static_cast<std::size_t>(opt_.n_layers));
     seqs_.emplace(id, std::move(seq));
     return Status::ok();
@@ -187,7 +238,7 @@ Status RuntimeBase::sequence_length(SeqId id, int64_t* out) const {
 Status RuntimeBase::synchronize() {
   if (Status s = drain(); !s) return s;
   return guarded([&]() -> Status {
-    arena_.execute([&] { reeval_tasks_->wait(); });
+    wait_reevaluations();
     for (auto& [id, seq] : seqs_) {
       for (int32_t l = 0; l < opt_.n_layers; ++l) publish(*seq, l);
     }
@@ -269,7 +320,7 @@ void RuntimeBase::sparse_attention(const StepBatch& batch, int32_t layer, const 
   const int32_t hq = opt_.n_q_heads, hkv = opt_.n_kv_heads, d = opt_.head_dim, g = hq / hkv;
   const auto* q_bytes = static_cast<const std::byte*>(q);
   // One engine call over the whole step's (sequence, KV head) items, each over its contiguous
-  // context cache.
+  // context cache and run in its sequence's node arena.
   std::vector<cpu::SparseItem> items(static_cast<std::size_t>(batch.size()) * hkv);
   for (int32_t i = 0; i < batch.size(); ++i) {
     for (int32_t h = 0; h < hkv; ++h) {
@@ -277,11 +328,12 @@ void RuntimeBase::sparse_attention(const StepBatch& batch, int32_t layer, const 
       const int64_t row = batch.offsets[i] * hq + static_cast<int64_t>(h) * g;
       items[i * hkv + h] = {store.context_k.data(), store.context_v.data(), store.context.size(),
                             q_bytes + row * d * static_cast<int64_t>(elem_size_), static_cast<int64_t>(hq) * d,
-                            batch.n_new[i], o + row * d, static_cast<int64_t>(hq) * d, lse + row, hq};
+                            batch.n_new[i], o + row * d, static_cast<int64_t>(hq) * d, lse + row, hq,
+                            batch.seqs[i]->node};
     }
   }
   // Validated already (dtype, head_dim): a failure here is a bug.
-  if (const Status s = sparse_engine_.attend(opt_.dtype, g, d, sm_scale_, items, arena_); !s) {
+  if (const Status s = sparse_engine_.attend(opt_.dtype, g, d, sm_scale_, items, pool_->arenas()); !s) {
     throw std::logic_error(s.message());
   }
 }
@@ -310,8 +362,17 @@ void RuntimeBase::start_reevaluations(const StepBatch& batch, int32_t layer,
       kvmgr::run_reevaluation(*jobs[i]);
       publish(*batch.seqs[i], layer);
     } else {
-      arena_.execute([&] { reeval_tasks_->run([job = jobs[i]] { kvmgr::run_reevaluation(*job); }); });
+      const int node = batch.seqs[i]->node;
+      tbb::task_group& tasks = *reeval_tasks_[static_cast<std::size_t>(node)];
+      pool_->execute(node, [&] { tasks.run([job = jobs[i]] { kvmgr::run_reevaluation(*job); }); });
     }
+  }
+}
+
+void RuntimeBase::wait_reevaluations() {
+  // In the node's arena: the one that runs the group's tasks (a node's only thread may be ours).
+  for (int n = 0; n < pool_->node_count(); ++n) {
+    pool_->execute(n, [&] { reeval_tasks_[static_cast<std::size_t>(n)]->wait(); });
   }
 }
 

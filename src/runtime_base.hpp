@@ -1,20 +1,24 @@
-// What both backends share: option and call validation, the step protocol, the sequences' DRAM
-// stores with their re-evaluations, and the CPU's sparse attention over the context sets.
+// What both backends share: option and call validation, the step protocol, the NUMA pool with
+// the sequences' placement on its nodes, the sequences' DRAM stores with their re-evaluations, and
+// the CPU's sparse attention over the context sets.
 #pragma once
 
 #include <fmt/format.h>
-#include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_group.h>
 
 #include <memory>
 #include <new>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "cpu/pool.hpp"
 #include "cpu/sparse_engine.hpp"
 #include "hgca/hgca.hpp"
 #include "kvmgr/reevaluation.hpp"
 #include "kvmgr/store.hpp"
+#include "runtime_backends.hpp"
 
 namespace hgca {
 
@@ -26,10 +30,11 @@ Status error(StatusCode code, fmt::format_string<Args...> format, Args&&... args
 /// Checks every field; `backend` is checked against what this build and machine offer.
 Status validate_options(const Options& o);
 
-/// A live sequence: its length and, per layer, the newest re-evaluation not yet published. Each
-/// backend derives its own with the window and the store.
+/// A live sequence: its length, its NUMA node and, per layer, the newest re-evaluation not yet
+/// published. Each backend derives its own with the window and the store.
 struct SequenceState {
   int64_t length = 0;
+  int32_t node = 0;  ///< where its CPU work runs (the node's arena) and its store belongs
   std::vector<std::shared_ptr<kvmgr::Reevaluation>> pending;
 };
 
@@ -48,6 +53,8 @@ class RuntimeBase : public Runtime {
   ~RuntimeBase() override;
 
   const Options& options() const override { return opt_; }
+  Status cpu_stats(CpuStats* out) const override;
+  Status sequence_node(SeqId id, int32_t* out) const override;
   Status add_sequence(SeqId id) override;
   Status release_sequence(SeqId id) override;
   Status begin_step(std::span<const SeqId> seq_ids, std::span<const int32_t> n_new) override;
@@ -57,8 +64,15 @@ class RuntimeBase : public Runtime {
   Status synchronize() override;
 
  protected:
+  /// Builds the CPU side on `machine`: the pool (one arena per NUMA node, threads and
+  /// threads_per_node as the options ask) and the nodes near the GPU `gpu_pci_bus_id` (none when
+  /// empty or when hwloc does not see it), which placement prefers. Backends call it from their
+  /// initialization, before anything else uses the pool.
+  Status init_cpu(const Machine& machine, const std::string& gpu_pci_bus_id);
+
   // --- what a backend provides ---
-  virtual std::unique_ptr<SequenceState> make_sequence() = 0;
+  /// A new sequence's state; its DRAM stores belong on NUMA node `node` of pool_.
+  virtual std::unique_ptr<SequenceState> make_sequence(int32_t node) = 0;
   virtual void drop_sequence(SequenceState& /*seq*/) {}
   virtual const kvmgr::DramStore& dram(const SequenceState& seq, int32_t layer) const = 0;
   virtual kvmgr::DramStore& dram(SequenceState& seq, int32_t layer) = 0;
@@ -99,18 +113,39 @@ class RuntimeBase : public Runtime {
   /// non-empty store), its store as it is now; entries that do not are null.
   std::vector<std::shared_ptr<kvmgr::Reevaluation>> snapshot_reevaluations(const StepBatch& batch,
                                                                            int32_t layer, const void* q);
-  /// Runs the snapshots (deterministic: now, publishing them; otherwise in the arena).
+  /// Runs the snapshots (deterministic: now, publishing them; otherwise in the arena of each
+  /// sequence's node).
   void start_reevaluations(const StepBatch& batch, int32_t layer,
                            std::vector<std::shared_ptr<kvmgr::Reevaluation>>& jobs);
+  /// Waits for every node's running re-evaluations.
+  void wait_reevaluations();
+
+  /// Runs body(i, part) for every batch entry i and part in [0, parts), in parallel, each inside
+  /// the arena of entry i's node (the nodes at once).
+  template <typename F>
+  void for_each_by_node(const StepBatch& batch, int32_t parts, F&& body) {
+    std::vector<std::vector<int32_t>> entries(pool_->arenas().size());
+    for (int32_t i = 0; i < batch.size(); ++i) entries[static_cast<std::size_t>(batch.seqs[i]->node)].push_back(i);
+    std::vector<int> nodes;
+    for (std::size_t n = 0; n < entries.size(); ++n) {
+      if (!entries[n].empty()) nodes.push_back(static_cast<int>(n));
+    }
+    cpu::run_in_arenas(pool_->arenas(), nodes, [&](int node) {
+      const std::vector<int32_t>& mine = entries[static_cast<std::size_t>(node)];
+      tbb::parallel_for(int32_t{0}, static_cast<int32_t>(mine.size()) * parts,
+                        [&](int32_t t) { body(mine[static_cast<std::size_t>(t / parts)], t % parts); });
+    });
+  }
 
   const Options opt_;
   const float sm_scale_;
   const int64_t window_tokens_;
   const std::size_t elem_size_;
-  mutable tbb::task_arena arena_;
-  cpu::SparseEngine sparse_engine_;
-  // Behind a pointer: task_group's destructor may throw, and ours must not (it waits first).
-  std::unique_ptr<tbb::task_group> reeval_tasks_ = std::make_unique<tbb::task_group>();
+  const cpu::SparseEngine sparse_engine_;
+  std::unique_ptr<cpu::Pool> pool_;  // set by init_cpu
+  std::vector<int> gpu_local_nodes_;
+  // Per node. Behind pointers: task_group's destructor may throw, and ours must not (it waits first).
+  std::vector<std::unique_ptr<tbb::task_group>> reeval_tasks_;
   std::unordered_map<SeqId, std::unique_ptr<SequenceState>> seqs_;
 
   // The open step.

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <string>
 
 #include "gpu/window_attention.hpp"
 #include "gpu/window_commit.hpp"
@@ -125,8 +126,16 @@ class CudaRuntime final : public RuntimeBase {
     if (slab_) cudaFree(slab_);
   }
 
-  Status init() {
+  Status init(const Machine& machine) {
     HGCA_CUDA_TRY(cudaGetDevice(&device_));
+    // Placement prefers the NUMA nodes next to this device (unless the caller named another GPU).
+    std::string gpu = machine.gpu_pci_bus_id;
+    if (gpu.empty()) {
+      char bus_id[32] = {};
+      HGCA_CUDA_TRY(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device_));
+      gpu = bus_id;
+    }
+    if (Status s = init_cpu(machine, gpu); !s) return s;
     HGCA_CUDA_TRY(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
     for (cudaEvent_t* e : {&fork_, &cpu_done_, &done_}) {
       HGCA_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
@@ -228,7 +237,7 @@ class CudaRuntime final : public RuntimeBase {
   }
 
  private:
-  std::unique_ptr<SequenceState> make_sequence() override {
+  std::unique_ptr<SequenceState> make_sequence(int32_t /*node*/) override {
     auto seq = std::make_unique<CudaSequence>();
     seq->windows.resize(static_cast<std::size_t>(opt_.n_layers));
     seq->stores.reserve(static_cast<std::size_t>(opt_.n_layers));
@@ -517,9 +526,9 @@ class CudaRuntime final : public RuntimeBase {
 
 }  // namespace
 
-Status make_cuda_runtime(const Options& options, std::unique_ptr<Runtime>* out) {
+Status make_cuda_runtime(const Options& options, const Machine& machine, std::unique_ptr<Runtime>* out) {
   auto rt = std::make_unique<CudaRuntime>(options);
-  if (Status s = rt->init(); !s) return s;
+  if (Status s = rt->init(machine); !s) return s;
   *out = std::move(rt);
   return Status::ok();
 }

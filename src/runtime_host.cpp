@@ -1,7 +1,5 @@
 // The host backend: the window lives in host memory and its dense attention runs on the CPU, so
 // every stage of the method runs (and is testable) on a machine without a GPU.
-#include <oneapi/tbb/parallel_for.h>
-
 #include <cstring>
 
 #include "cpu/attention_host.hpp"
@@ -20,6 +18,9 @@ struct HostSequence final : SequenceState {
 class HostRuntime final : public RuntimeBase {
  public:
   using RuntimeBase::RuntimeBase;
+
+  /// No GPU of its own: the nodes placement prefers are those of the machine's named GPU, if any.
+  Status init(const Machine& machine) { return init_cpu(machine, machine.gpu_pci_bus_id); }
 
   Backend backend() const override { return Backend::kHost; }
 
@@ -57,7 +58,7 @@ class HostRuntime final : public RuntimeBase {
   }
 
  private:
-  std::unique_ptr<SequenceState> make_sequence() override {
+  std::unique_ptr<SequenceState> make_sequence(int32_t /*node*/) override {
     auto seq = std::make_unique<HostSequence>();
     seq->layers.reserve(static_cast<std::size_t>(opt_.n_layers));
     for (int32_t l = 0; l < opt_.n_layers; ++l) {
@@ -95,60 +96,56 @@ class HostRuntime final : public RuntimeBase {
     }
 
     sparse_attention(step, layer, q, o_context.data(), lse_context.data());
-    arena_.execute([&] {
-      // Dense and exact over the window, then the new tokens causally.
-      tbb::parallel_for(0, step.size() * hkv, [&](int32_t task) {
-        const int32_t i = task / hkv, h = task % hkv;
-        const auto& window = kv(step.seqs[i], layer).window();
-        const int64_t row0 = step.offsets[i];
-        const int64_t token_stride = static_cast<int64_t>(hkv) * d;
-        std::vector<cpu::KvSegment<T>> segments;
-        for (const auto& run : window.runs()) {
-          if (run.count == 0) continue;
-          segments.push_back({reinterpret_cast<const T*>(window.k(run.first_slot)) + h * d,
-                              reinterpret_cast<const T*>(window.v(run.first_slot)) + h * d,
-                              run.count, token_stride});
-        }
-        segments.push_back({k + row0 * token_stride + h * d, v + row0 * token_stride + h * d,
-                            step.n_new[i], token_stride});
-        cpu::GroupAttentionParams<T> p;
-        p.q = q + row0 * hq * d + static_cast<int64_t>(h) * g * d;
-        p.q_row_stride = static_cast<int64_t>(hq) * d;
-        p.n_rows = step.n_new[i];
-        p.group = g;
-        p.head_dim = d;
-        p.sm_scale = sm_scale_;
-        p.segments = segments;
-        p.causal_offset = window.size();
-        p.o = o_window.data() + (row0 * hq + static_cast<int64_t>(h) * g) * d;
-        p.o_row_stride = static_cast<int64_t>(hq) * d;
-        p.lse = lse_window.data() + row0 * hq + static_cast<int64_t>(h) * g;
-        p.lse_row_stride = hq;
-        p.weights = weights[task].data();
-        cpu::attend_group(p);
-      });
+    // Per (sequence, KV head), in the sequence's node arena: dense and exact over the window, then
+    // the new tokens causally; then the group's rows of both sides merge.
+    for_each_by_node(step, hkv, [&](int32_t i, int32_t h) {
+      const int32_t task = i * hkv + h;
+      const auto& window = kv(step.seqs[i], layer).window();
+      const int64_t row0 = step.offsets[i];
+      const int64_t token_stride = static_cast<int64_t>(hkv) * d;
+      std::vector<cpu::KvSegment<T>> segments;
+      for (const auto& run : window.runs()) {
+        if (run.count == 0) continue;
+        segments.push_back({reinterpret_cast<const T*>(window.k(run.first_slot)) + h * d,
+                            reinterpret_cast<const T*>(window.v(run.first_slot)) + h * d,
+                            run.count, token_stride});
+      }
+      segments.push_back({k + row0 * token_stride + h * d, v + row0 * token_stride + h * d,
+                          step.n_new[i], token_stride});
+      cpu::GroupAttentionParams<T> p;
+      p.q = q + row0 * hq * d + static_cast<int64_t>(h) * g * d;
+      p.q_row_stride = static_cast<int64_t>(hq) * d;
+      p.n_rows = step.n_new[i];
+      p.group = g;
+      p.head_dim = d;
+      p.sm_scale = sm_scale_;
+      p.segments = segments;
+      p.causal_offset = window.size();
+      p.o = o_window.data() + (row0 * hq + static_cast<int64_t>(h) * g) * d;
+      p.o_row_stride = static_cast<int64_t>(hq) * d;
+      p.lse = lse_window.data() + row0 * hq + static_cast<int64_t>(h) * g;
+      p.lse_row_stride = hq;
+      p.weights = weights[task].data();
+      cpu::attend_group(p);
 
-      constexpr int64_t kMergeRows = 256;
-      tbb::parallel_for(int64_t{0}, static_cast<int64_t>(rows), kMergeRows, [&](int64_t r0) {
-        const int64_t n = std::min<int64_t>(kMergeRows, static_cast<int64_t>(rows) - r0);
-        merge::merge_states(o_window.data() + r0 * d, lse_window.data() + r0, o_context.data() + r0 * d,
-                            lse_context.data() + r0, n, d, out + r0 * d, lse_out ? lse_out + r0 : nullptr);
-      });
+      for (int64_t r = row0; r < row0 + step.n_new[i]; ++r) {  // the group's g rows of token r
+        const int64_t at = r * hq + static_cast<int64_t>(h) * g;
+        merge::merge_states(o_window.data() + at * d, lse_window.data() + at, o_context.data() + at * d,
+                            lse_context.data() + at, g, d, out + at * d, lse_out ? lse_out + at : nullptr);
+      }
     });
 
     // Re-evaluation judges the store as it was before this call's eviction (the entries this call
     // evicts were just weighed densely by the same queries).
     auto jobs = snapshot_reevaluations(step, layer, q);
     const kvmgr::SelectionParams sel = selection();
-    arena_.execute([&] {
-      tbb::parallel_for(0, step.size(), [&](int32_t i) {
-        std::vector<const float*> w(static_cast<std::size_t>(hkv));
-        for (int32_t h = 0; h < hkv; ++h) w[h] = weights[i * hkv + h].data();
-        const int64_t token_stride = static_cast<int64_t>(hkv) * d;
-        kv(step.seqs[i], layer).commit(reinterpret_cast<const std::byte*>(k + step.offsets[i] * token_stride),
-                                       reinterpret_cast<const std::byte*>(v + step.offsets[i] * token_stride),
-                                       step.n_new[i], w, opt_.alpha, sel);
-      });
+    for_each_by_node(step, 1, [&](int32_t i, int32_t) {
+      std::vector<const float*> w(static_cast<std::size_t>(hkv));
+      for (int32_t h = 0; h < hkv; ++h) w[h] = weights[i * hkv + h].data();
+      const int64_t token_stride = static_cast<int64_t>(hkv) * d;
+      kv(step.seqs[i], layer).commit(reinterpret_cast<const std::byte*>(k + step.offsets[i] * token_stride),
+                                     reinterpret_cast<const std::byte*>(v + step.offsets[i] * token_stride),
+                                     step.n_new[i], w, opt_.alpha, sel);
     });
     start_reevaluations(step, layer, jobs);
   }
@@ -156,8 +153,11 @@ class HostRuntime final : public RuntimeBase {
 
 }  // namespace
 
-std::unique_ptr<Runtime> make_host_runtime(const Options& options) {
-  return std::make_unique<HostRuntime>(options);
+Status make_host_runtime(const Options& options, const Machine& machine, std::unique_ptr<Runtime>* out) {
+  auto rt = std::make_unique<HostRuntime>(options);
+  if (Status s = rt->init(machine); !s) return s;
+  *out = std::move(rt);
+  return Status::ok();
 }
 
 }  // namespace hgca

@@ -120,15 +120,16 @@ TEST(CApi, OptionsDefaultEqualsCppDefaults) {
   EXPECT_EQ(c.deterministic, d.deterministic ? 1 : 0);
   EXPECT_EQ(c.threads_per_node, d.threads_per_node);
   EXPECT_EQ(c.kv_split_tokens, d.kv_split_tokens);
+  EXPECT_EQ(c.max_packed_heads, d.max_packed_heads);
   EXPECT_EQ(static_cast<int>(c.isa), static_cast<int>(d.isa));
   EXPECT_EQ(static_cast<int>(c.numa_placement), static_cast<int>(d.numa_placement));
   hgca_options_default(nullptr);  // a no-op, not a crash
 }
 
 TEST(CApi, StructLayoutIsTheSameInCAndCpp) {
-  int64_t c_offsets[21] = {};
-  const int64_t c_size = hgca_test_c_options_layout(c_offsets, 21);
-  const int64_t cpp_offsets[21] = {
+  int64_t c_offsets[22] = {};
+  const int64_t c_size = hgca_test_c_options_layout(c_offsets, 22);
+  const int64_t cpp_offsets[22] = {
       offsetof(hgca_options, n_layers),       offsetof(hgca_options, n_q_heads),
       offsetof(hgca_options, n_kv_heads),     offsetof(hgca_options, head_dim),
       offsetof(hgca_options, dtype),          offsetof(hgca_options, sm_scale),
@@ -139,9 +140,10 @@ TEST(CApi, StructLayoutIsTheSameInCAndCpp) {
       offsetof(hgca_options, max_sequences),  offsetof(hgca_options, threads),
       offsetof(hgca_options, deterministic),
       offsetof(hgca_options, threads_per_node), offsetof(hgca_options, kv_split_tokens),
+      offsetof(hgca_options, max_packed_heads),
       offsetof(hgca_options, isa),            offsetof(hgca_options, numa_placement)};
   EXPECT_EQ(c_size, static_cast<int64_t>(sizeof(hgca_options)));
-  for (int i = 0; i < 21; ++i) EXPECT_EQ(c_offsets[i], cpp_offsets[i]) << "field " << i;
+  for (int i = 0; i < 22; ++i) EXPECT_EQ(c_offsets[i], cpp_offsets[i]) << "field " << i;
 
   int64_t c_stats[6] = {};
   const int64_t c_stats_size = hgca_test_c_layer_stats_layout(c_stats, 6);
@@ -177,6 +179,66 @@ TEST(CApi, CreateAndDestroy) {
     EXPECT_STREQ(hgca_last_error(), "hgca_get_backend: out is null");
   }
   hgca_destroy(nullptr);  // like free(NULL)
+}
+
+// The CPU pool and the sequences' nodes, as a C++ runtime of the same options reports them.
+TEST(CApi, CpuStatsAndSequenceNodes) {
+  hgca_options o = c_options(HGCA_FLOAT32);
+  o.kv_split_tokens = 96;
+  o.max_packed_heads = 3;
+  o.isa = HGCA_ISA_PORTABLE;
+  Options co = cpp_options(DType::kFloat32);
+  co.kv_split_tokens = 96;
+  co.max_packed_heads = 3;
+  co.isa = CpuIsa::kPortable;
+  CRuntime r;
+  ASSERT_EQ(hgca_create(&o, &r.rt), HGCA_OK) << hgca_last_error();
+  std::unique_ptr<Runtime> cpp;
+  ASSERT_TRUE(Runtime::create(co, &cpp).is_ok());
+  for (uint64_t id : {5, 6, 7}) {
+    ASSERT_EQ(hgca_add_sequence(r.rt, id), HGCA_OK);
+    ASSERT_TRUE(cpp->add_sequence(id).is_ok());
+  }
+  CpuStats want;
+  ASSERT_TRUE(cpp->cpu_stats(&want).is_ok());
+
+  hgca_cpu_stats st;
+  std::memset(&st, 0xAB, sizeof st);
+  ASSERT_EQ(hgca_get_cpu_stats(r.rt, &st, nullptr, 0), HGCA_OK) << hgca_last_error();  // the count only
+  EXPECT_EQ(st.isa, HGCA_ISA_PORTABLE);
+  EXPECT_EQ(st.kv_split_tokens, 96);
+  EXPECT_EQ(st.max_packed_heads, 3);
+  EXPECT_EQ(st.numa_bound, want.numa_bound ? 1 : 0);
+  ASSERT_EQ(st.numa_nodes, static_cast<int32_t>(want.nodes.size()));
+  ASSERT_GE(st.numa_nodes, 1);
+
+  std::vector<hgca_numa_node_stats> nodes(static_cast<std::size_t>(st.numa_nodes) + 1, {-1, -1, -1});
+  expect_error(hgca_get_cpu_stats(r.rt, &st, nodes.data(), st.numa_nodes - 1), HGCA_INVALID_ARGUMENT,
+               {"nodes_capacity = ", "expected ≥"});
+  EXPECT_EQ(nodes[0].threads, -1);  // nothing written
+  ASSERT_EQ(hgca_get_cpu_stats(r.rt, &st, nodes.data(), st.numa_nodes + 1), HGCA_OK) << hgca_last_error();
+  int64_t sequences = 0;
+  for (int32_t n = 0; n < st.numa_nodes; ++n) {
+    EXPECT_EQ(nodes[n].threads, want.nodes[n].threads);
+    EXPECT_EQ(nodes[n].gpu_local, want.nodes[n].gpu_local ? 1 : 0);
+    EXPECT_EQ(nodes[n].sequences, want.nodes[n].sequences);
+    sequences += nodes[n].sequences;
+  }
+  EXPECT_EQ(sequences, 3);
+  EXPECT_EQ(nodes.back().threads, -1);  // beyond the nodes: untouched
+
+  for (uint64_t id : {5, 6, 7}) {
+    int32_t node = -1, cpp_node = -2;
+    ASSERT_EQ(hgca_sequence_node(r.rt, id, &node), HGCA_OK) << hgca_last_error();
+    ASSERT_TRUE(cpp->sequence_node(id, &cpp_node).is_ok());
+    EXPECT_EQ(node, cpp_node);
+    EXPECT_GE(node, 0);
+    EXPECT_LT(node, st.numa_nodes);
+  }
+  int32_t node = -1;
+  expect_error(hgca_sequence_node(r.rt, 8, &node), HGCA_NOT_FOUND, {"sequence_node", "seq_id = 8"});
+  expect_error(hgca_sequence_node(r.rt, 5, nullptr), HGCA_INVALID_ARGUMENT, {"out is null"});
+  expect_error(hgca_get_cpu_stats(r.rt, nullptr, nullptr, 0), HGCA_INVALID_ARGUMENT, {"hgca_get_cpu_stats", "out is null"});
 }
 
 // --- a run through the C ABI is bit-identical to the C++ API ---
@@ -315,6 +377,10 @@ TEST(CApi, NullRuntime) {
   expect_error(hgca_sequence_length(nullptr, 1, &len), HGCA_INVALID_ARGUMENT, {"hgca_sequence_length", "runtime"});
   expect_error(hgca_read_kv(nullptr, 0, 1, buf, buf), HGCA_INVALID_ARGUMENT, {"hgca_read_kv", "runtime"});
   expect_error(hgca_synchronize(nullptr), HGCA_INVALID_ARGUMENT, {"hgca_synchronize", "runtime"});
+  hgca_cpu_stats cpu;
+  int32_t node = 0;
+  expect_error(hgca_get_cpu_stats(nullptr, &cpu, nullptr, 0), HGCA_INVALID_ARGUMENT, {"hgca_get_cpu_stats", "runtime"});
+  expect_error(hgca_sequence_node(nullptr, 1, &node), HGCA_INVALID_ARGUMENT, {"hgca_sequence_node", "runtime"});
 }
 
 TEST(CApi, CreateErrors) {

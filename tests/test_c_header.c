@@ -25,7 +25,7 @@ int64_t hgca_test_c_layer_stats_layout(int64_t* offsets, int32_t capacity);
 /* Offsets of hgca_options' fields in declaration order as C lays them out; returns its size. */
 int64_t hgca_test_c_options_layout(int64_t* offsets, int32_t capacity) {
   hgca_options o;
-  const int64_t all[21] = {
+  const int64_t all[22] = {
       OFFSET(o, n_layers),      OFFSET(o, n_q_heads),      OFFSET(o, n_kv_heads),
       OFFSET(o, head_dim),      OFFSET(o, dtype),          OFFSET(o, sm_scale),
       OFFSET(o, window_blocks), OFFSET(o, block_tokens),   OFFSET(o, alpha),
@@ -33,8 +33,8 @@ int64_t hgca_test_c_options_layout(int64_t* offsets, int32_t capacity) {
       OFFSET(o, heads_per_task), OFFSET(o, backend),       OFFSET(o, max_sequences),
       OFFSET(o, threads),
       OFFSET(o, deterministic), OFFSET(o, threads_per_node), OFFSET(o, kv_split_tokens),
-      OFFSET(o, isa),           OFFSET(o, numa_placement)};
-  for (int32_t i = 0; i < capacity && i < 21; ++i) offsets[i] = all[i];
+      OFFSET(o, max_packed_heads), OFFSET(o, isa),        OFFSET(o, numa_placement)};
+  for (int32_t i = 0; i < capacity && i < 22; ++i) offsets[i] = all[i];
   return (int64_t)sizeof(hgca_options);
 }
 
@@ -209,6 +209,24 @@ int hgca_test_c_smoke(void) {
   for (int32_t h = 0; h < kHkv; ++h) CHECK(context[h] >= 0 && context[h] <= stats.store_tokens);
   CHECK(stats.selected_fraction >= 0.0 && stats.selected_fraction <= 1.0);
   CHECK(hgca_get_layer_stats(rt, 0, &stats, 0, 0) == HGCA_OK);
+
+  /* The CPU pool: every live sequence is on one of its nodes. */
+  hgca_cpu_stats cpu;
+  hgca_numa_node_stats nodes[64];
+  CHECK(hgca_get_cpu_stats(rt, &cpu, 0, 0) == HGCA_OK);
+  CHECK(cpu.numa_nodes >= 1 && cpu.numa_nodes <= 64);
+  CHECK(cpu.isa != HGCA_ISA_AUTO); /* resolved to the path that runs */
+  CHECK(hgca_get_cpu_stats(rt, &cpu, nodes, 64) == HGCA_OK);
+  int64_t placed = 0;
+  int32_t threads = 0;
+  for (int32_t n = 0; n < cpu.numa_nodes; ++n) {
+    placed += nodes[n].sequences;
+    threads += nodes[n].threads;
+  }
+  CHECK(placed == 2 && threads >= 1 && threads <= 2);
+  int32_t node = -1;
+  CHECK(hgca_sequence_node(rt, 7, &node) == HGCA_OK);
+  CHECK(node >= 0 && node < cpu.numa_nodes && nodes[node].threads > 0);
 
   /* Errors from C. */
   const uint64_t unknown[1] = {42};

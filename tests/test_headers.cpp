@@ -91,6 +91,12 @@ TEST(Headers, OptionsDefaultsAsDocumented) {
   EXPECT_EQ(o.backend, Backend::kAuto);
   EXPECT_EQ(o.threads, 0);
   EXPECT_FALSE(o.deterministic);
+  // CPU engine tuning.
+  EXPECT_EQ(o.threads_per_node, 0);
+  EXPECT_EQ(o.kv_split_tokens, 0);
+  EXPECT_EQ(o.max_packed_heads, 0);
+  EXPECT_EQ(o.isa, CpuIsa::kAuto);
+  EXPECT_EQ(o.numa_placement, NumaPlacement::kAuto);
 }
 
 TEST(Headers, DefaultOptionsAreRejectedUntilTheShapeIsSet) {

@@ -51,8 +51,9 @@ TEST(OptionsJson, RoundTripOfHgcaTuneOutput) {
   Options tuned;
   tuned.threads = 12;
   tuned.threads_per_node = 6;
-  tuned.heads_per_task = 2;
   tuned.kv_split_tokens = 1024;
+  tuned.max_packed_heads = 3;
+  tuned.heads_per_task = 2;  // the method's padding: not a tuned field, not written
   tuned.isa = CpuIsa::kAvx2;
   tuned.numa_placement = NumaPlacement::kGpuLocal;
   const TempFile f(tune::tuned_options_json(tuned, {{"tool", "hgca-tune"}, {"engine_gbps", 12.5}}).dump(2));
@@ -63,8 +64,9 @@ TEST(OptionsJson, RoundTripOfHgcaTuneOutput) {
   ASSERT_TRUE(s.is_ok()) << s.message();
   EXPECT_EQ(o.threads, 12);
   EXPECT_EQ(o.threads_per_node, 6);
-  EXPECT_EQ(o.heads_per_task, 2);
   EXPECT_EQ(o.kv_split_tokens, 1024);
+  EXPECT_EQ(o.max_packed_heads, 3);
+  EXPECT_EQ(o.heads_per_task, 1);
   EXPECT_EQ(o.isa, CpuIsa::kAvx2);
   EXPECT_EQ(o.numa_placement, NumaPlacement::kGpuLocal);
   EXPECT_EQ(o.window_blocks, 3);
@@ -87,11 +89,11 @@ TEST(OptionsJson, RoundTripOfHgcaTuneOutput) {
 }
 
 TEST(OptionsJson, MissingKeysKeepTheirValues) {
-  const TempFile f(R"({"heads_per_task": 4})");
+  const TempFile f(R"({"max_packed_heads": 4})");
   Options o = model();
   o.threads = 3;
   ASSERT_TRUE(load_options_json(f.path(), &o).is_ok());
-  EXPECT_EQ(o.heads_per_task, 4);
+  EXPECT_EQ(o.max_packed_heads, 4);
   EXPECT_EQ(o.threads, 3);
   EXPECT_EQ(o.kv_split_tokens, 0);
   const TempFile empty("{}");
@@ -111,8 +113,10 @@ TEST(OptionsJson, EveryBadFieldIsNamed) {
       {R"({"threads": 4294967296})", {"threads = 4294967296"}},
       {R"({"threads_per_node": -2})", {"threads_per_node = -2", "≥ 0"}},
       {R"({"threads_per_node": true})", {"threads_per_node = true"}},
-      {R"({"heads_per_task": 0})", {"heads_per_task = 0", "≥ 1"}},
-      {R"({"heads_per_task": null})", {"heads_per_task = null"}},
+      {R"({"max_packed_heads": -1})", {"max_packed_heads = -1", "≥ 0"}},
+      {R"({"max_packed_heads": null})", {"max_packed_heads = null"}},
+      // What earlier hgca-tune versions wrote for the packing: refused, pointing to the new name.
+      {R"({"heads_per_task": 2})", {"heads_per_task = 2", "not a tuned field", "\"max_packed_heads\""}},
       {R"({"kv_split_tokens": -5})", {"kv_split_tokens = -5", "≥ 0"}},
       {R"({"kv_split_tokens": [1024]})", {"kv_split_tokens = [1024]"}},
       {R"({"isa": "sse9"})", {"isa = \"sse9\"", "\"avx512\""}},
@@ -134,10 +138,10 @@ TEST(OptionsJson, EveryBadFieldIsNamed) {
     for (const auto& part : c.parts) EXPECT_THAT(s.message(), HasSubstr(part)) << c.json;
     // All or nothing.
     EXPECT_EQ(o.threads, before.threads);
-    EXPECT_EQ(o.heads_per_task, before.heads_per_task);
+    EXPECT_EQ(o.max_packed_heads, before.max_packed_heads);
   }
   // A good field before a bad one is not applied either.
-  const TempFile partial(R"({"threads": 5, "heads_per_task": 0})");
+  const TempFile partial(R"({"threads": 5, "max_packed_heads": -1})");
   Options o = model();
   EXPECT_FALSE(load_options_json(partial.path(), &o).is_ok());
   EXPECT_EQ(o.threads, 0);
@@ -167,6 +171,11 @@ TEST(OptionsJson, RuntimeValidatesTheNewFields) {
   o.threads_per_node = -3;
   s = Runtime::create(o, &rt);
   EXPECT_THAT(s.message(), HasSubstr("threads_per_node = -3"));
+  o = model();
+  o.max_packed_heads = -2;
+  s = Runtime::create(o, &rt);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("max_packed_heads = -2"));
 }
 
 /// Sets HGCA_CONFIG for one scope.
@@ -177,7 +186,7 @@ class ScopedConfigEnv {
 };
 
 TEST(OptionsJson, HgcaConfigIsAppliedByCreate) {
-  const TempFile f(R"({"threads": 1, "heads_per_task": 2, "kv_split_tokens": 512, "isa": "portable"})");
+  const TempFile f(R"({"threads": 1, "max_packed_heads": 2, "kv_split_tokens": 512, "isa": "portable"})");
   Options o = model();
   o.threads = 2;  // set in code: HGCA_CONFIG overrides it
   {
@@ -186,7 +195,7 @@ TEST(OptionsJson, HgcaConfigIsAppliedByCreate) {
     const Status s = Runtime::create(o, &rt);
     ASSERT_TRUE(s.is_ok()) << s.message();
     EXPECT_EQ(rt->options().threads, 1);
-    EXPECT_EQ(rt->options().heads_per_task, 2);
+    EXPECT_EQ(rt->options().max_packed_heads, 2);
     EXPECT_EQ(rt->options().kv_split_tokens, 512);
     EXPECT_EQ(rt->options().isa, CpuIsa::kPortable);
     EXPECT_EQ(rt->options().n_kv_heads, 4);
@@ -211,26 +220,28 @@ TEST(OptionsJson, HgcaConfigIsAppliedByCreate) {
   }
   {
     // A bad file fails create and says where the file came from.
-    const TempFile bad(R"({"heads_per_task": 0})");
+    const TempFile bad(R"({"max_packed_heads": -1})");
     const ScopedConfigEnv env(bad.path());
     std::unique_ptr<Runtime> rt;
     const Status s = Runtime::create(o, &rt);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
     EXPECT_THAT(s.message(), HasSubstr("HGCA_CONFIG"));
-    EXPECT_THAT(s.message(), HasSubstr("heads_per_task = 0"));
+    EXPECT_THAT(s.message(), HasSubstr("max_packed_heads = -1"));
   }
   {
-    // Fields that fit the file but not the model are caught by create's validation.
-    const TempFile wide(R"({"heads_per_task": 8})");
-    const ScopedConfigEnv env(wide.path());
+    // A file of an earlier hgca-tune (packing under the method's name) fails create, saying why.
+    const TempFile old(R"({"heads_per_task": 2, "kv_split_tokens": 512})");
+    const ScopedConfigEnv env(old.path());
     std::unique_ptr<Runtime> rt;
     const Status s = Runtime::create(o, &rt);
-    EXPECT_THAT(s.message(), HasSubstr("heads_per_task = 8"));
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(), HasSubstr("HGCA_CONFIG"));
+    EXPECT_THAT(s.message(), HasSubstr("max_packed_heads"));
   }
 }
 
 TEST(OptionsJson, CAbiMirror) {
-  const TempFile f(R"({"threads": 6, "threads_per_node": 3, "heads_per_task": 2, "kv_split_tokens": 2048,
+  const TempFile f(R"({"threads": 6, "threads_per_node": 3, "max_packed_heads": 2, "kv_split_tokens": 2048,
                        "isa": "avx512", "numa_placement": "balanced", "tuned_on": {"tool": "hgca-tune"}})");
   hgca_options c;
   hgca_options_default(&c);
@@ -238,7 +249,7 @@ TEST(OptionsJson, CAbiMirror) {
   ASSERT_EQ(hgca_load_options_json(f.path().c_str(), &c), HGCA_OK) << hgca_last_error();
   EXPECT_EQ(c.threads, 6);
   EXPECT_EQ(c.threads_per_node, 3);
-  EXPECT_EQ(c.heads_per_task, 2);
+  EXPECT_EQ(c.max_packed_heads, 2);
   EXPECT_EQ(c.kv_split_tokens, 2048);
   EXPECT_EQ(c.isa, HGCA_ISA_AVX512);
   EXPECT_EQ(c.numa_placement, HGCA_NUMA_PLACEMENT_BALANCED);

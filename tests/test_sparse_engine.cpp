@@ -212,7 +212,7 @@ TEST(SparseEngine, SplitAndPackedTasksMatchReference) {
     for (int32_t heads : {0, 1, 4}) {
       const SparseEngine engine({SparseIsa::kAuto, split, heads});
       expect_matches_reference(c, run(c, engine, arena),
-                               "split=" + std::to_string(split) + " heads_per_task=" + std::to_string(heads));
+                               "split=" + std::to_string(split) + " max_packed_heads=" + std::to_string(heads));
     }
   }
 }

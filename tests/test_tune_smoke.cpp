@@ -46,8 +46,33 @@ TEST(HgcaTune, QuickJsonOnATinyWorkload) {
   Options o;
   const Status s = load_options_json(out, &o);
   ASSERT_TRUE(s.is_ok()) << s.message();
-  EXPECT_EQ(o.heads_per_task, report["best_config"]["heads_per_task"].get<int>());
+  EXPECT_EQ(o.max_packed_heads, report["best_config"]["max_packed_heads"].get<int>());
+  EXPECT_FALSE(report["best_config"].contains("heads_per_task"));  // the method's padding is not tuned
   EXPECT_GE(o.threads, 1);
+
+  // A runtime given the file runs what it says.
+  o.n_layers = 1;
+  o.n_q_heads = 8;
+  o.n_kv_heads = 2;
+  o.head_dim = 64;
+  o.backend = Backend::kHost;
+  std::unique_ptr<Runtime> rt;
+  const Status c = Runtime::create(o, &rt);
+  ASSERT_TRUE(c.is_ok()) << c.message();
+  CpuStats st;
+  ASSERT_TRUE(rt->cpu_stats(&st).is_ok());
+  const auto& best = report["best_config"];
+  EXPECT_EQ(st.kv_split_tokens, best["kv_split_tokens"].get<int>());
+  EXPECT_EQ(st.max_packed_heads, best["max_packed_heads"].get<int>());
+  if (best["isa"] != "auto") {
+    EXPECT_EQ(to_string(st.isa), best["isa"].get<std::string>());
+  }
+  int threads = 0;
+  for (const NumaNodeStats& n : st.nodes) {
+    EXPECT_LE(n.threads, best["threads_per_node"].get<int>());
+    threads += n.threads;
+  }
+  EXPECT_EQ(threads, best["threads"].get<int>());
   EXPECT_GE(std::filesystem::file_size(svg), 500u);
   std::filesystem::remove(out);
   std::filesystem::remove(svg);

@@ -52,7 +52,7 @@ typedef struct hgca_options {
   int32_t threads;
   int32_t deterministic; /* 0 or 1 */
   /* CPU engine tuning (hgca-tune's JSON; hgca_load_options_json) */
-  int32_t threads_per_node, kv_split_tokens;
+  int32_t threads_per_node, kv_split_tokens, max_packed_heads;
   hgca_isa isa;
   hgca_numa_placement numa_placement;
 } hgca_options;
@@ -64,13 +64,28 @@ typedef struct hgca_layer_stats {
   int64_t reevaluations;
 } hgca_layer_stats;
 
+/* Mirrors hgca::NumaNodeStats. */
+typedef struct hgca_numa_node_stats {
+  int32_t threads;
+  int32_t gpu_local; /* 0 or 1 */
+  int64_t sequences;
+} hgca_numa_node_stats;
+
+/* Mirrors hgca::CpuStats but for the per-node entries, which hgca_get_cpu_stats() writes apart. */
+typedef struct hgca_cpu_stats {
+  hgca_isa isa;
+  int32_t kv_split_tokens, max_packed_heads;
+  int32_t numa_bound; /* 0 or 1 */
+  int32_t numa_nodes; /* entries of the per-node array */
+} hgca_cpu_stats;
+
 typedef struct hgca_runtime hgca_runtime;
 
 void hgca_options_default(hgca_options* options);
 const char* hgca_status_string(hgca_status status);
 const char* hgca_last_error(void);
 
-/* Loads the tuned fields (threads, threads_per_node, heads_per_task, kv_split_tokens, isa,
+/* Loads the tuned fields (threads, threads_per_node, kv_split_tokens, max_packed_heads, isa,
  * numa_placement) from a JSON file as hgca-tune writes it into *inout; other fields keep their
  * values, and on failure *inout is unchanged (see hgca::load_options_json). hgca_create also applies
  * the file named by the environment variable HGCA_CONFIG over the options it is given. */
@@ -96,6 +111,12 @@ hgca_status hgca_end_step(hgca_runtime* runtime);
 hgca_status hgca_get_layer_stats(const hgca_runtime* runtime, int32_t layer, hgca_layer_stats* out,
                              int64_t* context_tokens, int32_t context_tokens_capacity);
 hgca_status hgca_sequence_length(const hgca_runtime* runtime, uint64_t seq_id, int64_t* out);
+/* nodes may be NULL (out->numa_nodes then says how many there are); otherwise it must hold
+ * out->numa_nodes entries, nodes_capacity saying how many it holds. */
+hgca_status hgca_get_cpu_stats(const hgca_runtime* runtime, hgca_cpu_stats* out, hgca_numa_node_stats* nodes,
+                               int32_t nodes_capacity);
+/* The NUMA node the sequence was assigned when added (hgca::Runtime::sequence_node). */
+hgca_status hgca_sequence_node(const hgca_runtime* runtime, uint64_t seq_id, int32_t* out);
 hgca_status hgca_read_kv(const hgca_runtime* runtime, int32_t layer, uint64_t seq_id, void* k_out,
                          void* v_out);
 hgca_status hgca_synchronize(hgca_runtime* runtime);

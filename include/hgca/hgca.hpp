@@ -23,13 +23,16 @@ enum class DType : int32_t { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
 enum class Backend : int32_t { kAuto = 0, kHost = 1, kCuda = 2 };
 
 /// Instruction-set path of the CPU engine's sparse attention kernels. kAuto picks the best the CPU
-/// has (CPUID); the others force one path (an error where the CPU lacks it). kAvx512Bf16 is kAvx512
-/// with AVX512-BF16 dot products for bf16 K.
+/// has (CPUID); the others force one path (Runtime::create fails with kInvalidArgument where the CPU
+/// lacks it, naming the paths it has). kAvx512Bf16 is kAvx512 with AVX512-BF16 dot products for bf16 K.
 enum class CpuIsa : int32_t { kAuto = 0, kPortable = 1, kAvx2 = 2, kAvx512 = 3, kAvx512Bf16 = 4 };
 
-/// Which NUMA node a sequence's store, context sets and CPU work go to (see src/cpu/placement.hpp).
+/// Which NUMA node a sequence's store, context sets and CPU work go to, decided when it is added
+/// (see src/cpu/placement.hpp). A node's load is its sequences' lengths per worker thread.
 /// kAuto: balanced by load, preferring the GPU's local node(s) while that costs at most 25 %;
-/// kBalanced: by load only; kGpuLocal: only the GPU's local node(s).
+/// kBalanced: by load only; kGpuLocal: only the GPU's local node(s). The GPU's nodes are known for
+/// the CUDA backend, from its device's PCI bus id, when hwloc sees that device; without them (the
+/// host backend, or hwloc blind to the GPU) every mode balances by load.
 enum class NumaPlacement : int32_t { kAuto = 0, kBalanced = 1, kGpuLocal = 2 };
 
 enum class StatusCode : int32_t {
@@ -88,7 +91,10 @@ struct Options {
   float beta = 1.0f;           ///< selection: keep entry when maw > beta / n_ref; 0 keeps everything
   int32_t min_keep = 4;        ///< per KV head, keep at least this many store entries (highest MAW)
   int32_t reeval_min_tokens = 16;  ///< an append of ≥ this many tokens re-selects the store (§3.2.2)
-  int32_t heads_per_task = 1;  ///< adjacent KV heads merged into one CPU task, padded to equal length
+  /// HGCA §3.3's merged heads: each run of this many adjacent KV heads has its context sets padded
+  /// to equal length with their next-highest-MAW entries; 1: no padding. It changes what is
+  /// attended (padding adds entries); how the CPU engine groups work is max_packed_heads.
+  int32_t heads_per_task = 1;
 
   // --- execution ---
   Backend backend = Backend::kAuto;
@@ -96,23 +102,28 @@ struct Options {
   /// many sequences (L × max_sequences × W × Hkv × D × 2 elements of device memory); add_sequence
   /// beyond it fails with kOutOfMemory on either backend.
   int32_t max_sequences = 16;
-  int32_t threads = 0;         ///< CPU worker threads; 0 means all cores
+  int32_t threads = 0;         ///< CPU worker threads over all NUMA nodes; 0 means all cores
   bool deterministic = false;  ///< re-evaluation publishes before the next call (for tests)
 
   // --- CPU engine tuning (what hgca-tune writes; load_options_json reads) ---
   int32_t threads_per_node = 0;  ///< worker threads on each NUMA node; 0: every core of the node (`threads` caps the sum)
   int32_t kv_split_tokens = 0;   ///< a CPU task covers at most this many context-set tokens of a head; 0: the engine decides
+  /// Most (sequence, KV head) pairs with small context sets the CPU engine packs into one task; 0: as
+  /// many as fit in kv_split_tokens. It changes the task count only, never a result.
+  int32_t max_packed_heads = 0;
   CpuIsa isa = CpuIsa::kAuto;    ///< the CPU kernels' instruction-set path
   NumaPlacement numa_placement = NumaPlacement::kAuto;  ///< sequences → NUMA nodes
 };
 
 /// Loads the tuned fields of `*inout` from a JSON file as hgca-tune writes it (--out); the fields the
 /// file does not name keep their values. Keys (all optional): "threads", "threads_per_node",
-/// "heads_per_task", "kv_split_tokens" (integers ≥ 0, heads_per_task ≥ 1), "isa" ("auto",
-/// "portable", "avx2", "avx512", "avx512bf16"), "numa_placement" ("auto", "balanced", "gpu_local"), and
-/// "tuned_on" (an object describing the measurement, not read). Any other key, a wrong type or an
-/// out-of-range value is an error naming the file, the key, the value and what was expected;
-/// `*inout` is then left as it was. heads_per_task ≤ n_kv_heads is checked by Runtime::create.
+/// "kv_split_tokens", "max_packed_heads" (integers ≥ 0), "isa" ("auto", "portable", "avx2",
+/// "avx512", "avx512bf16"), "numa_placement" ("auto", "balanced", "gpu_local"), and "tuned_on" (an
+/// object describing the measurement, not read). Any other key, a wrong type or an out-of-range
+/// value is an error naming the file, the key, the value and what was expected; `*inout` is then
+/// left as it was. ("heads_per_task" is refused with a pointer to max_packed_heads: it is the
+/// method's padding, not a tuned field, and files of earlier hgca-tune versions used that name for
+/// the packing.) Whether this CPU has the `isa` named is checked by Runtime::create.
 ///
 /// Runtime::create applies the file named by the environment variable HGCA_CONFIG (when set and not
 /// empty) the same way, over the Options it is given: precedence is defaults < fields set in code
@@ -143,6 +154,22 @@ struct LayerStats {
   std::vector<int64_t> context_tokens;  ///< per KV head: size of the context set S (after padding)
   double selected_fraction = 0.0;  ///< Σ|S| / (Hkv × store_tokens); 0 when the store is empty
   int64_t reevaluations = 0;       ///< re-evaluations published so far
+};
+
+/// One NUMA node of the runtime's CPU pool.
+struct NumaNodeStats {
+  int32_t threads = 0;     ///< worker threads of the node's arena (0: it runs nothing)
+  bool gpu_local = false;  ///< near the runtime's GPU (hwloc's PCI locality): placement prefers it
+  int64_t sequences = 0;   ///< live sequences assigned to it
+};
+
+/// The CPU side as the runtime set it up from its options (HGCA_CONFIG included).
+struct CpuStats {
+  CpuIsa isa = CpuIsa::kAuto;    ///< the sparse kernels' path: Options::isa, auto resolved to what runs
+  int32_t kv_split_tokens = 0;   ///< the engine's split size (0: it sizes splits per step)
+  int32_t max_packed_heads = 0;  ///< the engine's packing (0: as many as fit in a split)
+  bool numa_bound = false;       ///< each arena's threads are confined to its node
+  std::vector<NumaNodeStats> nodes;  ///< every NUMA node, in hwloc's logical order
 };
 
 class Runtime {
@@ -189,6 +216,12 @@ class Runtime {
 
   /// Tokens of `id`'s history (the same for every layer at a step boundary).
   virtual Status sequence_length(SeqId id, int64_t* out) const = 0;
+
+  /// The CPU pool (threads per NUMA node, sequences on each) and the engine configuration in use.
+  virtual Status cpu_stats(CpuStats* out) const = 0;
+  /// The NUMA node `id` was assigned when added (Options::numa_placement): its CPU work runs in that
+  /// node's arena, and its DRAM store belongs there. A sequence keeps its node until released.
+  virtual Status sequence_node(SeqId id, int32_t* out) const = 0;
 
   /// Copies `id`'s whole history at `layer` from window ∪ store into k_out, v_out
   /// [length, Hkv, D] in options().dtype, in token order (the layout attention() took them in).

@@ -26,14 +26,6 @@ Status error(StatusCode code, fmt::format_string<Args...> format, Args&&... args
   return {code, fmt::format(format, std::forward<Args>(args)...)};
 }
 
-/// Prints `message` on stderr the first time this process sees it.
-void warn_once(const std::string& message) {
-  static std::mutex mutex;
-  static std::set<std::string> seen;
-  const std::lock_guard lock(mutex);
-  if (seen.insert(message).second) fmt::print(stderr, "{}\n", message);
-}
-
 std::string cpu_list(hwloc_const_bitmap_t set) {
   char* text = nullptr;
   if (hwloc_bitmap_list_asprintf(&text, set) < 0 || !text) return {};
@@ -61,6 +53,13 @@ std::vector<int> nodes_intersecting(const std::vector<NumaNode>& nodes, hwloc_to
 }
 
 }  // namespace
+
+void warn_once(const std::string& message) {
+  static std::mutex mutex;
+  static std::set<std::string> seen;
+  const std::lock_guard lock(mutex);
+  if (seen.insert(message).second) fmt::print(stderr, "{}\n", message);
+}
 
 // ---- Topology ----
 
@@ -344,6 +343,7 @@ Status Pool::create(std::shared_ptr<const Topology> topology, const PoolOptions&
       }
     }
   }
+  for (int i = 0; i < n; ++i) pool->arena_of_node_.push_back(&pool->arena(i));
   // One node on this machine: nothing to confine. Several: oneTBB or our binders confine them.
   pool->bound_ = topo.is_this_system();
   *out = std::move(pool);

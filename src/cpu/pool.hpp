@@ -3,11 +3,14 @@
 #pragma once
 
 #include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
 
 #include <cstddef>
+#include <exception>
 #include <memory>
 #include <new>
 #include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -140,6 +143,36 @@ class NodeAllocator {
   int node_;
 };
 
+/// Prints `message` on stderr the first time this process sees it (diagnostics of the machine,
+/// which every runtime on it would otherwise repeat).
+void warn_once(const std::string& message);
+
+/// Runs body(a) inside *arenas[a] for every a in `which`, all at once, and returns when all are
+/// done; the calling thread helps in each arena in turn while it waits. Rethrows the first
+/// exception a body threw, after every arena has finished.
+template <typename F>
+void run_in_arenas(std::span<tbb::task_arena* const> arenas, std::span<const int> which, F&& body) {
+  if (which.size() == 1) {  // no task to hand over
+    arenas[static_cast<std::size_t>(which[0])]->execute([&] { body(which[0]); });
+    return;
+  }
+  std::vector<tbb::task_group> groups(which.size());
+  for (std::size_t k = 0; k < which.size(); ++k) {
+    arenas[static_cast<std::size_t>(which[k])]->execute([&, k] { groups[k].run([&, k] { body(which[k]); }); });
+  }
+  std::exception_ptr failure;
+  for (std::size_t k = 0; k < which.size(); ++k) {
+    arenas[static_cast<std::size_t>(which[k])]->execute([&, k] {
+      try {
+        groups[k].wait();
+      } catch (...) {
+        if (!failure) failure = std::current_exception();
+      }
+    });
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
 struct PoolOptions {
   int threads = 0;           ///< total worker threads over all nodes; 0: every core
   int threads_per_node = 0;  ///< threads on each node; 0: every core of the node
@@ -181,6 +214,8 @@ class Pool {
     return arena(node).execute(std::forward<F>(f));
   }
   tbb::task_arena& arena(int node);
+  /// arena(node) of every node, in node order: what SparseEngine::attend and run_in_arenas take.
+  const std::vector<tbb::task_arena*>& arenas() const { return arena_of_node_; }
 
  private:
   class NodeBinder;
@@ -191,6 +226,7 @@ class Pool {
   bool bound_ = false;
   std::vector<std::string> diagnostics_;
   std::vector<std::unique_ptr<tbb::task_arena>> arenas_;  // per node; null without threads
+  std::vector<tbb::task_arena*> arena_of_node_;            // per node: arena(node)
   std::vector<std::unique_ptr<NodeBinder>> binders_;      // destroyed before the arenas
 };
 

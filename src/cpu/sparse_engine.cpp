@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 #include <oneapi/tbb/parallel_for.h>
-#include <oneapi/tbb/task_group.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -20,6 +19,7 @@
 #include <new>
 
 #include "cpu/arch/sparse_arch.hpp"
+#include "cpu/pool.hpp"
 
 namespace hgca::cpu {
 namespace {
@@ -132,6 +132,40 @@ SparseIsa best_isa() {
   return SparseIsa::kPortable;
 }
 
+SparseIsa to_sparse_isa(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::kPortable: return SparseIsa::kPortable;
+    case CpuIsa::kAvx2: return SparseIsa::kAvx2;
+    case CpuIsa::kAvx512: return SparseIsa::kAvx512;
+    case CpuIsa::kAvx512Bf16: return SparseIsa::kAvx512Bf16;
+    case CpuIsa::kAuto: break;
+  }
+  return SparseIsa::kAuto;
+}
+
+CpuIsa to_cpu_isa(SparseIsa isa) {
+  switch (isa) {
+    case SparseIsa::kPortable: return CpuIsa::kPortable;
+    case SparseIsa::kAvx2: return CpuIsa::kAvx2;
+    case SparseIsa::kAvx512: return CpuIsa::kAvx512;
+    case SparseIsa::kAvx512Bf16: return CpuIsa::kAvx512Bf16;
+    case SparseIsa::kAuto: break;
+  }
+  return CpuIsa::kAuto;
+}
+
+std::vector<CpuIsa> supported_isas() {
+  std::vector<CpuIsa> out;
+  for (CpuIsa isa : {CpuIsa::kAvx512Bf16, CpuIsa::kAvx512, CpuIsa::kAvx2, CpuIsa::kPortable}) {
+    if (isa_supported(to_sparse_isa(isa))) out.push_back(isa);
+  }
+  return out;
+}
+
+SparseEngineConfig engine_config(const Options& o) {
+  return {to_sparse_isa(o.isa), o.kv_split_tokens, o.max_packed_heads};
+}
+
 SparseEngine::SparseEngine(SparseEngineConfig config)
     : config_(config),
       isa_(config.isa == SparseIsa::kAuto || !isa_supported(config.isa) ? best_isa() : config.isa) {}
@@ -211,7 +245,7 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
       }
       const int64_t cost = it.n + kItemOverheadTokens;
       const bool fits = open.count > 0 && open.node == it.node && open_cost + cost <= split &&
-                        (config_.heads_per_task <= 0 || open.count < config_.heads_per_task);
+                        (config_.max_packed_heads <= 0 || open.count < config_.max_packed_heads);
       if (!fits) {
         close();
         open = {i, 0, -1, it.node};
@@ -319,18 +353,11 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
                       },
                       tbb::simple_partitioner());
   };
-  std::vector<size_t> active;
+  std::vector<int> active;
   for (size_t a = 0; a < arenas.size(); ++a) {
-    if (!by_node[a].empty()) active.push_back(a);
+    if (!by_node[a].empty()) active.push_back(static_cast<int>(a));
   }
-  if (active.size() == 1) {
-    arenas[active[0]]->execute([&] { run_node(active[0]); });
-  } else {
-    // Every node's arena works concurrently; the calling thread waits on each in turn.
-    std::vector<tbb::task_group> groups(arenas.size());
-    for (size_t a : active) arenas[a]->execute([&, a] { groups[a].run([&, a] { run_node(a); }); });
-    for (size_t a : active) arenas[a]->execute([&, a] { groups[a].wait(); });
-  }
+  run_in_arenas(arenas, active, [&](int a) { run_node(static_cast<size_t>(a)); });
 
   if (stats) {
     stats->busy_seconds.resize(busy.size(), 0.0);

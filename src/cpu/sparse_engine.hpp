@@ -22,6 +22,11 @@ const char* to_string(SparseIsa isa);
 bool isa_supported(SparseIsa isa);
 /// The path kAuto resolves to on this CPU.
 SparseIsa best_isa();
+/// The engine's path for Options::isa, and back.
+SparseIsa to_sparse_isa(CpuIsa isa);
+CpuIsa to_cpu_isa(SparseIsa isa);
+/// The paths Options::isa may force on this CPU, best first (kAuto, which always runs, not listed).
+std::vector<CpuIsa> supported_isas();
 
 /// One (sequence, KV head) of a step: the group's query rows attend to the n keys of the head's
 /// context set S, stored contiguously ([n, head_dim] each for K and V, in the call's dtype).
@@ -45,12 +50,16 @@ struct SparseEngineConfig {
   /// size whose partial (o, lse) are merged exactly by LSE. 0: chosen from the step's total selected
   /// tokens (never from the thread count, so results are the same at every thread count).
   int64_t kv_split_tokens = 0;
-  /// Most adjacent items (KV heads) packed into one task when they are small (HGCA §3.3); 0: as
-  /// many as fit in kv_split_tokens. Small items are always packed up to that budget, so the task
-  /// count follows the step's selected tokens rather than batch × heads (HGCA's answer to
-  /// oversubscription). Packing never changes results, only the task count.
-  int32_t heads_per_task = 0;
+  /// Most adjacent small items ((sequence, KV head) pairs) packed into one task; 0: as many as fit
+  /// in kv_split_tokens. Small items are always packed up to that budget, so the task count follows
+  /// the step's selected tokens rather than batch × heads (HGCA's answer to oversubscription, §3.3).
+  /// Packing never changes results, only the task count; the padding of merged heads that §3.3
+  /// also describes is selection's business (Options::heads_per_task), not the engine's.
+  int32_t max_packed_heads = 0;
 };
+
+/// The configuration the runtime gives its engine: `o`'s isa, kv_split_tokens and max_packed_heads.
+SparseEngineConfig engine_config(const Options& o);
 
 /// Optional measurements of one call, for benchmarks and hgca-tune.
 struct SparseEngineStats {

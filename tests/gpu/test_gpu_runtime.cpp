@@ -4,10 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
 
+#include "cpu/pool.hpp"
 #include "devmem/devmem.hpp"
 #include "gpu/stream_gate.hpp"
 #include "hgca/hgca.hpp"
@@ -233,6 +235,39 @@ TEST(CudaErrors, HostPointersAreRejectedByName) {
   const Status ok = rt->attention(0, {dev.get(), dt, {2, 8, 64}}, {dev.get(), dt, {2, 2, 64}},
                                   {dev.get(), dt, {2, 2, 64}}, {dev.get(), dt, {2, 8, 64}});
   EXPECT_TRUE(ok.is_ok()) << ok.message();
+}
+
+// The runtime knows its device's NUMA nodes from the device's PCI bus id, as hwloc sees it, and
+// gpu_local placement keeps every sequence on them.
+TEST(CudaNuma, TheDevicesNodesAreGpuLocal) {
+  Options o = small_options(DType::kFloat16);
+  o.numa_placement = NumaPlacement::kGpuLocal;
+  std::unique_ptr<Runtime> rt;
+  ASSERT_TRUE(Runtime::create(o, &rt).is_ok());
+  int device = -1;
+  CUDA_OK(cudaGetDevice(&device));
+  char bus_id[32] = {};
+  CUDA_OK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device));
+  std::shared_ptr<const cpu::Topology> topology;
+  ASSERT_TRUE(cpu::Topology::from_machine(&topology).is_ok());
+  std::vector<int> near;
+  const bool seen = topology->nodes_near_pci(bus_id, &near).is_ok();
+  if (!seen) GTEST_LOG_(INFO) << "hwloc does not see the GPU at " << bus_id << ": no node may be GPU-local";
+  CpuStats st;
+  ASSERT_TRUE(rt->cpu_stats(&st).is_ok());
+  ASSERT_EQ(static_cast<int>(st.nodes.size()), topology->node_count());
+  for (int n = 0; n < topology->node_count(); ++n) {
+    const bool is_near = std::find(near.begin(), near.end(), n) != near.end();
+    EXPECT_EQ(st.nodes[static_cast<std::size_t>(n)].gpu_local, seen && is_near) << "node " << n << ", GPU " << bus_id;
+  }
+  for (SeqId id : {1, 2, 3}) {
+    ASSERT_TRUE(rt->add_sequence(id).is_ok());
+    int32_t node = -1;
+    ASSERT_TRUE(rt->sequence_node(id, &node).is_ok());
+    if (seen) {
+      EXPECT_NE(std::find(near.begin(), near.end(), node), near.end()) << "sequence " << id;
+    }
+  }
 }
 
 // --- the merge kernel: fp64 reference, empty sides, mapped host memory, many heads ---

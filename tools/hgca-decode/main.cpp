@@ -399,7 +399,8 @@ int main(int argc, char** argv) {
       ->capture_default_str()->group(method_group);
   app.add_option("--reeval-min-tokens", o.reeval_min_tokens, "an append of at least this many tokens re-selects "
                  "the store")->capture_default_str()->group(method_group);
-  app.add_option("--heads-per-task", o.heads_per_task, "adjacent KV heads merged into one CPU task")
+  app.add_option("--heads-per-task", o.heads_per_task, "HGCA 3.3's merged heads: each run of this many adjacent KV "
+                 "heads has its context sets padded to equal length (1: no padding)")
       ->capture_default_str()->group(method_group);
 
   const std::string exec_group = "Execution";

@@ -7,8 +7,8 @@ nlohmann::json tuned_options_json(const Options& o, const nlohmann::json& tuned_
   nlohmann::json j;
   j["threads"] = o.threads;
   j["threads_per_node"] = o.threads_per_node;
-  j["heads_per_task"] = o.heads_per_task;
   j["kv_split_tokens"] = o.kv_split_tokens;
+  j["max_packed_heads"] = o.max_packed_heads;
   j["isa"] = to_string(o.isa);
   j["numa_placement"] = to_string(o.numa_placement);
   j["tuned_on"] = tuned_on.is_object() ? tuned_on : nlohmann::json::object();

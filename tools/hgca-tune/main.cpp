@@ -40,7 +40,7 @@ struct Cli {
   bool json = false;
   std::string out;
   std::string svg;
-  std::vector<int> threads, heads_per_task, kv_split;
+  std::vector<int> threads, max_packed_heads, kv_split;
   std::vector<std::string> placements;
   double working_set_mb = 0;
   int repeats = 0;
@@ -106,7 +106,7 @@ Measured time_engine(hgca::tune::SparseWorkload& w, hgca::cpu::Pool& pool, const
 }
 
 json config_json(const EngineConfig& c) {
-  return {{"threads_per_node", c.threads_per_node}, {"heads_per_task", c.heads_per_task},
+  return {{"threads_per_node", c.threads_per_node}, {"max_packed_heads", c.max_packed_heads},
           {"kv_split_tokens", c.kv_split_tokens}, {"isa", hgca::to_string(c.isa)},
           {"numa_placement", hgca::to_string(c.placement)}};
 }
@@ -130,7 +130,9 @@ int main(int argc, char** argv) {
   app.add_option("--out", cli.out, "write the best configuration here (the JSON hgca::load_options_json and HGCA_CONFIG read)");
   app.add_option("--svg", cli.svg, "write a plot of bandwidth against threads here (SVG)");
   app.add_option("--threads", cli.threads, "threads per node to sweep (default: 1, 2, 4, … and every core)");
-  app.add_option("--heads-per-task", cli.heads_per_task, "most small heads packed per task, to sweep (default 1 2 4 8, quick 1 4)");
+  app.add_option("--max-packed-heads", cli.max_packed_heads,
+                 "most small (sequence, KV head) items packed into one task, to sweep; 0 = as many as fit in the split "
+                 "(default 0 1 2 4 8, quick 0 1)");
   app.add_option("--kv-split", cli.kv_split, "KV split sizes in tokens to sweep, 0 = the engine chooses (default 0 512 2048 8192, quick 0 2048)");
   app.add_option("--placement", cli.placements, "placements to sweep: auto balanced gpu_local (default: all that differ here)");
   app.add_option("--working-set-mb", cli.working_set_mb,
@@ -193,10 +195,10 @@ int main(int argc, char** argv) {
   for (int t : threads) {
     if (t < 1) fail(fmt::format("--threads {}: expected ≥ 1", t));
   }
-  std::vector<int> hpts = cli.heads_per_task;
-  if (hpts.empty()) hpts = cli.quick ? std::vector<int>{1, 4} : std::vector<int>{1, 2, 4, 8};
-  std::erase_if(hpts, [&](int h) { return h < 1 || h > cli.shape.kv_heads; });
-  if (hpts.empty()) hpts = {1};
+  std::vector<int> packs = cli.max_packed_heads;
+  if (packs.empty()) packs = cli.quick ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 4, 8};
+  std::erase_if(packs, [](int p) { return p < 0; });
+  if (packs.empty()) packs = {0};
   std::vector<int> splits = cli.kv_split;
   if (splits.empty()) splits = cli.quick ? std::vector<int>{0, 2048} : std::vector<int>{0, 512, 2048, 8192};
   std::erase_if(splits, [&](int s) { return s < 0; });
@@ -222,7 +224,7 @@ int main(int argc, char** argv) {
   const int layers = static_cast<int>(std::clamp<double>(std::ceil(ws_bytes / static_cast<double>(layer_bytes)), 2, 4096));
   const int steps = std::max(repeats, std::min(layers, 2 * repeats));
 
-  const std::size_t stage2 = hpts.size() * splits.size() * isas.size() * placements.size();
+  const std::size_t stage2 = packs.size() * splits.size() * isas.size() * placements.size();
   hgca::tools::ProgressBar bar("hgca-tune", static_cast<int64_t>(1 + 2 * threads.size() + stage2), progress);
   int64_t done = 0;
 
@@ -252,7 +254,7 @@ int main(int argc, char** argv) {
     auto pool = make_pool(topo, threads[i]);
     EngineConfig c;
     c.threads_per_node = threads[i];
-    c.heads_per_task = hpts.front();
+    c.max_packed_heads = packs.front();
     c.kv_split_tokens = 0;
     c.placement = placements.front();
     Measured m = time_engine(workload, *pool, c, steps);
@@ -269,9 +271,9 @@ int main(int argc, char** argv) {
     auto pool = make_pool(topo, tpn);
     for (NumaPlacement placement : placements) {
       for (CpuIsa isa : isas) {
-        for (int hpt : hpts) {
+        for (int pack : packs) {
           for (int split : splits) {
-            EngineConfig c{tpn, hpt, split, isa, placement};
+            EngineConfig c{tpn, pack, split, isa, placement};
             Measured m = time_engine(workload, *pool, c, steps);
             m.dram_gbps = dram_at_tpn;
             results.push_back(m);
@@ -294,7 +296,7 @@ int main(int argc, char** argv) {
   hgca::Options tuned;
   tuned.threads = tpn * active_nodes;
   tuned.threads_per_node = tpn;
-  tuned.heads_per_task = best.config.heads_per_task;
+  tuned.max_packed_heads = best.config.max_packed_heads;
   tuned.kv_split_tokens = best.config.kv_split_tokens;
   tuned.isa = best.config.isa;
   tuned.numa_placement = best.config.placement;
@@ -394,11 +396,12 @@ int main(int argc, char** argv) {
     fmt::print("DRAM read per node at {} threads: {:.1f} GB/s\n", threads.back(), fmt::join(dram_full.node_gbps, ", "));
   }
   fmt::print("\nRanked at {} threads per node (DRAM read {:.1f} GB/s):\n", tpn, dram_at_tpn);
-  fmt::print("{:>4} {:>10} {:>8} {:>12} {:>10} {:>8} {:>9} {:>8} {:>8}\n", "rank", "heads/task", "kv split", "isa",
+  fmt::print("{:>4} {:>11} {:>8} {:>12} {:>10} {:>8} {:>9} {:>8} {:>8}\n", "rank", "max packed", "kv split", "isa",
              "placement", "GB/s", "ms/step", "of DRAM", "max/mean");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Measured& m = results[i];
-    fmt::print("{:>4} {:>10} {:>8} {:>12} {:>10} {:>8.2f} {:>9.3f} {:>7.0f}% {:>8.2f}\n", i + 1, m.config.heads_per_task,
+    fmt::print("{:>4} {:>11} {:>8} {:>12} {:>10} {:>8.2f} {:>9.3f} {:>7.0f}% {:>8.2f}\n", i + 1,
+               m.config.max_packed_heads == 0 ? std::string("fit") : std::to_string(m.config.max_packed_heads),
                m.config.kv_split_tokens == 0 ? std::string("auto") : std::to_string(m.config.kv_split_tokens),
                hgca::to_string(m.config.isa), hgca::to_string(m.config.placement), m.gbps, m.median_ms,
                100 * m.gbps / m.dram_gbps, m.balance);

@@ -54,27 +54,15 @@ struct SparseWorkload::Impl {
   std::vector<cpu::SparseItem> items;      // scratch of the current step
 };
 
-cpu::SparseIsa to_engine(CpuIsa isa) {
-  switch (isa) {
-    case CpuIsa::kPortable: return cpu::SparseIsa::kPortable;
-    case CpuIsa::kAvx2: return cpu::SparseIsa::kAvx2;
-    case CpuIsa::kAvx512: return cpu::SparseIsa::kAvx512;
-    case CpuIsa::kAvx512Bf16: return cpu::SparseIsa::kAvx512Bf16;
-    case CpuIsa::kAuto: break;
-  }
-  return cpu::SparseIsa::kAuto;
-}
-
 const char* engine_name() { return "cpu::SparseEngine (SIMD sparse attention, branch cpu-engine)"; }
 
 std::string engine_auto_isa() { return cpu::to_string(cpu::best_isa()); }
 
 std::vector<CpuIsa> engine_isas(DType dtype) {
   std::vector<CpuIsa> out{CpuIsa::kAuto};
-  for (CpuIsa isa : {CpuIsa::kAvx512Bf16, CpuIsa::kAvx512, CpuIsa::kAvx2, CpuIsa::kPortable}) {
+  for (CpuIsa isa : cpu::supported_isas()) {
     // AVX512-BF16 differs from AVX-512 only for bf16 K.
-    if (isa == CpuIsa::kAvx512Bf16 && dtype != DType::kBFloat16) continue;
-    if (cpu::isa_supported(to_engine(isa))) out.push_back(isa);
+    if (isa != CpuIsa::kAvx512Bf16 || dtype == DType::kBFloat16) out.push_back(isa);
   }
   return out;
 }
@@ -208,11 +196,12 @@ double SparseWorkload::step(cpu::Pool& pool, int layer, const EngineConfig& conf
   }
   std::vector<tbb::task_arena*> arenas;
   for (int node = 0; node < pool.node_count(); ++node) arenas.push_back(&pool.arena(node));
-  cpu::SparseEngineConfig ec;
-  ec.isa = to_engine(config.isa);
-  ec.kv_split_tokens = config.kv_split_tokens;
-  ec.heads_per_task = config.heads_per_task;
-  const cpu::SparseEngine engine(ec);
+  // The engine exactly as a runtime loading this configuration builds it.
+  Options tuned;
+  tuned.isa = config.isa;
+  tuned.kv_split_tokens = config.kv_split_tokens;
+  tuned.max_packed_heads = config.max_packed_heads;
+  const cpu::SparseEngine engine(cpu::engine_config(tuned));
   cpu::SparseEngineStats stats;
   const Status st = engine.attend(shape_.dtype, group, d, 1.0f / std::sqrt(static_cast<float>(d)), m.items,
                                   std::span<tbb::task_arena* const>(arenas), &stats);

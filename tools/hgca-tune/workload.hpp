@@ -26,7 +26,7 @@ struct WorkloadShape {
 /// What the sweep varies (the tuned fields of hgca::Options).
 struct EngineConfig {
   int threads_per_node = 0;
-  int heads_per_task = 1;   ///< most small heads packed into one task
+  int max_packed_heads = 0; ///< most small (sequence, KV head) items packed into one task; 0: as many as fit
   int kv_split_tokens = 0;  ///< 0: the engine chooses from the step's selected tokens
   CpuIsa isa = CpuIsa::kAuto;
   NumaPlacement placement = NumaPlacement::kAuto;
