@@ -1,9 +1,12 @@
 // The decode path (every sequence brings one new token), fp16/bf16, head dim 64/128/256:
-// flash-decoding. The split kernel takes a slice of one (sequence, KV head)'s keys and all G
-// query heads of the group, so each K/V row is read once, with 16-byte loads; it keeps the slice's
-// scores in shared memory (K pass, then V pass: no online rescaling) and leaves them, base 2, in
-// the workspace. The combine kernel merges the slices' partial states into o and LSE and turns
-// the stored scores into the MAW observation of every key in parallel, with no second read of K.
+// flash-decoding. A split kernel takes a slice of one (sequence, KV head)'s keys and all G query
+// heads of the group, so each K/V row is read once; it keeps the slice's scores in shared memory
+// (K pass, then V pass: no online rescaling) and leaves them, base 2, in the workspace. The combine
+// kernel merges the slices' partial states into o and LSE and turns the stored scores into the MAW
+// observation of every key in parallel, with no second read of K.
+// Two split kernels: MHA (G = 1) on CUDA cores with 16-byte register loads; GQA (G ≥ 2) on tensor
+// cores (mma.sync m16n8k16, the group's heads as the M rows), K/V staged through shared memory by
+// cp.async, where CUDA-core dot products for G heads per key would bound it by issue, not by HBM.
 #pragma once
 
 #include "gpu/window_attention_common.cuh"
@@ -59,6 +62,48 @@ __device__ __forceinline__ int reduce_scatter(float (&v)[GM], int dl) {
   return head;
 }
 
+/// The slice's statistics, one warp per head of the group: the scores of keys [k0, k0 + n) out to
+/// the workspace, part_m = their max m and part_l = Σ exp2(s − m); the head's row of `sc`
+/// (`sc_row` floats apart) becomes exp2(s − m) over [0, n) and 0 over [n, n_pad).
+__device__ __forceinline__ void slice_stats(const KernelArgs& p, const DecodeLayout& lay, float* sc,
+                                            int sc_row, int n, int n_pad, int k0, int64_t part) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, G = p.group;
+  for (int g = warp; g < G; g += kDecWarps) {
+    float* row = sc + g * sc_row;
+    float* out = lay.scores +
+                 (static_cast<int64_t>(blockIdx.z) * p.n_q_heads + blockIdx.y * G + g) *
+                     lay.sc_stride + k0;
+    float m = -INFINITY;
+    for (int jj = lane; jj < n; jj += 32) {
+      const float v = row[jj];
+      out[jj] = v;
+      m = fmaxf(m, v);
+    }
+    m = warp_max(m);
+    float l = 0.0f;
+    for (int jj = lane; jj < n_pad; jj += 32) {
+      const float e = jj < n ? exp2f(row[jj] - m) : 0.0f;
+      row[jj] = e;
+      l += e;
+    }
+    l = warp_sum(l);
+    if (lane == 0) {
+      lay.part_m[part + g] = m;
+      lay.part_l[part + g] = l;
+    }
+  }
+}
+
+/// The slice's Σ exp2(s − m)·v: the warps' partial rows `red` [warps][G·D] added into part_o.
+__device__ __forceinline__ void store_part_o(const float* red, float* part_o, int gd) {
+  for (int idx = threadIdx.x; idx < gd; idx += kDecThreads) {
+    float t = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kDecWarps; ++w) t += red[w * gd + idx];
+    part_o[idx] = t;
+  }
+}
+
 /// Grid (slices, Hkv, sequences). GM ≥ G is the group size compiled for (extra heads masked).
 template <typename T, int D, int GM>
 __global__ void __launch_bounds__(kDecThreads, dec_min_blocks(GM)) decode_split_kernel(KernelArgs p, SeqBatch sb,
@@ -68,6 +113,7 @@ __global__ void __launch_bounds__(kDecThreads, dec_min_blocks(GM)) decode_split_
   constexpr int kKpb = kDecWarps * kKpw;  // keys per block per load
   constexpr int kUnroll = 4;              // loads per thread per step; two steps in flight
   constexpr int kStep = kKpb * kUnroll;
+  asm volatile("griddepcontrol.launch_dependents;");  // the combine may take slots as blocks end
 
   const WindowSeq s = sb.get(blockIdx.z);
   const int h = blockIdx.y, c = blockIdx.x, G = p.group;
@@ -152,29 +198,7 @@ __global__ void __launch_bounds__(kDecThreads, dec_min_blocks(GM)) decode_split_
 
   // ---- slice max and sum per head; scores out to the workspace; sc becomes exp2(s − m) ----
   const int64_t part = ((static_cast<int64_t>(blockIdx.z) * p.n_kv_heads + h) * lay.n_split + c) * G;
-  for (int g = warp; g < G; g += kDecWarps) {
-    float* row = sc + g * lay.split;
-    float* out = lay.scores + (static_cast<int64_t>(blockIdx.z) * p.n_q_heads + h * G + g) *
-                                  lay.sc_stride + k0;
-    float m = -INFINITY;
-    for (int jj = lane; jj < n; jj += 32) {
-      const float v = row[jj];
-      out[jj] = v;
-      m = fmaxf(m, v);
-    }
-    m = warp_max(m);
-    float l = 0.0f;
-    for (int jj = lane; jj < n; jj += 32) {
-      const float e = exp2f(row[jj] - m);
-      row[jj] = e;
-      l += e;
-    }
-    l = warp_sum(l);
-    if (lane == 0) {
-      lay.part_m[part + g] = m;
-      lay.part_l[part + g] = l;
-    }
-  }
+  slice_stats(p, lay, sc, lay.split, n, n, k0, part);
   __syncthreads();
 
   // ---- V pass: Σ exp2(s − m)·v ----
@@ -224,13 +248,253 @@ __global__ void __launch_bounds__(kDecThreads, dec_min_blocks(GM)) decode_split_
     }
   }
   __syncthreads();
-  float* part_o = lay.part_o + part * D;
-  for (int idx = threadIdx.x; idx < G * D; idx += kDecThreads) {
-    float t = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kDecWarps; ++w) t += red[w * G * D + idx];
-    part_o[idx] = t;
+  store_part_o(red, lay.part_o + part * D, G * D);
+}
+
+// ---- GQA split kernel on tensor cores ----
+
+inline constexpr int kMmaTileKeys = 64;  // keys per staged tile: 16 per warp (an mma's n or k)
+/// Tile stages of the pipeline: 64 KB of K/V per block in flight or in use (8, 4, 2 for D 64,
+/// 128, 256), so that two blocks per SM keep about 100 KB of loads in flight.
+__host__ __device__ constexpr int mma_stages(int d) {
+  return 65536 / (kMmaTileKeys * d * 2) > 2 ? 65536 / (kMmaTileKeys * d * 2) : 2;
+}
+/// Floats between the heads' rows of the slice scores in shared memory: the split rounded up to
+/// whole tiles, plus 8 so that the 8 heads' rows start 8 banks apart (conflict-free fragments).
+__host__ __device__ constexpr int mma_sc_row(int split) {
+  return (split + kMmaTileKeys - 1) / kMmaTileKeys * kMmaTileKeys + 8;
+}
+/// Dynamic shared memory of decode_mma_kernel: the tile stages, then the slice's scores.
+inline std::size_t decode_mma_smem(int split, int g, int d) {
+  return static_cast<std::size_t>(mma_stages(d)) * kMmaTileKeys * d * 2 +
+         sizeof(float) * static_cast<std::size_t>(g) * mma_sc_row(split);
+}
+
+/// 16-byte cp.async global → shared, zero-filled past `src_bytes` (0: nothing is read), with an
+/// L2 eviction policy.
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int src_bytes,
+                                           uint64_t policy) {
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst),
+               "l"(src), "r"(src_bytes), "l"(policy)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+/// Four 8×8 b16 matrices; lanes 8i..8i+7 give the row addresses of matrix i. TRANS: transposed.
+template <bool TRANS>
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+  if constexpr (TRANS)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
+}
+/// d += a·b, m16n8k16, fp32 accumulators, T = __half or __nv_bfloat16 operands.
+template <typename T>
+__device__ __forceinline__ void mma_16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                          uint32_t a3, uint32_t b0, uint32_t b1) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  else
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+/// The residual p − hi of a weight is scaled by this before rounding to T (and the lo rows of o
+/// by its inverse): fp16's exponent range would flush small residuals; bf16's would not.
+template <typename T>
+inline constexpr float kLoScale = std::is_same_v<T, __half> ? 2048.0f : 1.0f;
+
+/// Two fp32 weights as T pairs hi = T(p) and lo = T((p − hi)·kLoScale): hi + lo/kLoScale keeps
+/// about 17 bits of p where T alone keeps 8 (bf16) or 11 (fp16), so o meets the fp32 tolerances.
+template <typename T>
+__device__ __forceinline__ void split_weights(float2 p, uint32_t* hi, uint32_t* lo) {
+  constexpr float s = kLoScale<T>;
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(p.x, p.y);
+    const float2 hf = __bfloat1622float2(h);
+    const __nv_bfloat162 l = __floats2bfloat162_rn((p.x - hf.x) * s, (p.y - hf.y) * s);
+    *hi = *reinterpret_cast<const uint32_t*>(&h);
+    *lo = *reinterpret_cast<const uint32_t*>(&l);
+  } else {
+    const __half2 h = __floats2half2_rn(p.x, p.y);
+    const float2 hf = __half22float2(h);
+    const __half2 l = __floats2half2_rn((p.x - hf.x) * s, (p.y - hf.y) * s);
+    *hi = *reinterpret_cast<const uint32_t*>(&h);
+    *lo = *reinterpret_cast<const uint32_t*>(&l);
   }
+}
+
+/// Grid (slices, Hkv, sequences), G ≤ 8. The group's query heads are rows 0..G−1 of the mma's
+/// M = 16. Scores S = Q·Kᵀ: each warp takes 16 keys of every 64-key tile (two n8 tiles), K from
+/// shared memory by ldmatrix. Output O = P·V: rows 0..7 of P carry the weights rounded to T (hi)
+/// and rows 8..15 their residuals (lo), so one mma keeps fp32-like weights and every thread holds
+/// both halves of its head's sum. K then V tiles of the slice stream through one cp.async ring of
+/// mma_stages(D) stages; rows are 16-byte chunks XOR-swizzled by row mod 8 (conflict-free ldmatrix).
+template <typename T, int D>
+__global__ void __launch_bounds__(kDecThreads, 2) decode_mma_kernel(KernelArgs p, SeqBatch sb,
+                                                                    DecodeLayout lay) {
+  constexpr int kChunks = D / 8;  // 16-byte chunks per key row
+  constexpr int kTileBytes = kMmaTileKeys * D * 2;
+  constexpr int kStages = mma_stages(D);
+  constexpr int kLoads = kMmaTileKeys * kChunks / kDecThreads;  // cp.async per thread per tile
+  static_assert(kLoads * kDecThreads == kMmaTileKeys * kChunks, "whole tiles per block");
+  static_assert(kMmaTileKeys == 16 * kDecWarps, "16 keys per warp per tile");
+  asm volatile("griddepcontrol.launch_dependents;");  // the combine may take slots as blocks end
+
+  const WindowSeq s = sb.get(blockIdx.z);
+  const int h = blockIdx.y, c = blockIdx.x, G = p.group;
+  const int n_keys = s.w + 1;
+  const int k0 = c * lay.split;
+  if (k0 >= n_keys) return;
+  const int n = min(lay.split, n_keys - k0);
+  const int n_tiles = (n + kMmaTileKeys - 1) / kMmaTileKeys;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int gid = lane >> 2, tig = lane & 3;  // fragment row (query head) and column pair
+
+  extern __shared__ float smem[];
+  const uint32_t stages = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  const int sc_row = mma_sc_row(lay.split);
+  float* sc = smem + kStages * kTileBytes / 4;  // [G][sc_row] scores, then weights
+
+  const int64_t ring_off = (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity * D;
+  const int64_t new_off = (s.q_row * p.n_kv_heads + h) * D;
+  uint64_t evict_first;  // K/V are read once: let them leave L2 before the scores and MAW
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(evict_first));
+  // Load i of the slice: K tile i for i < n_tiles, else V tile i − n_tiles; keys past the slice
+  // are zero-filled (a V row of garbage could hold NaN, and 0·NaN is NaN).
+  auto load_tile = [&](int i) {
+    const bool is_v = i >= n_tiles;
+    const int t = is_v ? i - n_tiles : i;
+    const T* ring = static_cast<const T*>(is_v ? p.ring_v : p.ring_k) + ring_off;
+    const T* fresh = static_cast<const T*>(is_v ? p.v_new : p.k_new) + new_off;
+    const uint32_t dst = stages + (i % kStages) * kTileBytes;
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const int idx = u * kDecThreads + threadIdx.x;
+      const int r = idx / kChunks, ch = idx % kChunks;
+      const int jj = t * kMmaTileKeys + r;
+      const T* src = fresh;  // a valid address even when nothing is read
+      int bytes = 0;
+      if (jj < n) {
+        const int j = k0 + jj;
+        if (j < s.w) {
+          int slot = s.tail + j;
+          if (slot >= p.capacity) slot -= p.capacity;
+          src = ring + static_cast<int64_t>(slot) * D;
+        }
+        src += ch * 8;
+        bytes = 16;
+      }
+      cp_async16(dst + r * (D * 2) + ((ch ^ (r & 7)) << 4), src, bytes, evict_first);
+    }
+  };
+
+  // Q as the A fragments of S = Q·Kᵀ: row gid = head gid of the group; rows ≥ G and the lo rows
+  // 8..15 (a1, a3) are zero.
+  uint32_t qa[D / 16][2];
+  {
+    const T* qp = static_cast<const T*>(p.q) + (s.q_row * p.n_q_heads + h * G + gid) * D + 2 * tig;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      qa[kk][0] = gid < G ? __ldg(reinterpret_cast<const unsigned int*>(qp + kk * 16)) : 0u;
+      qa[kk][1] = gid < G ? __ldg(reinterpret_cast<const unsigned int*>(qp + kk * 16 + 8)) : 0u;
+    }
+  }
+
+  const int n_loads = 2 * n_tiles;
+#pragma unroll
+  for (int i = 0; i < kStages - 1; ++i) {
+    if (i < n_loads) load_tile(i);
+    cp_async_commit();
+  }
+  // ldmatrix row of this lane: matrix lane / 8, its row lane % 8 (= the row's swizzle).
+  const int lm = lane >> 3, lr = lane & 7;
+  const int64_t part = ((static_cast<int64_t>(blockIdx.z) * p.n_kv_heads + h) * lay.n_split + c) * G;
+  float acc[D / 8][4];  // O, n8 tile of dims: c0, c1 hi rows (head gid), c2, c3 its lo rows
+#pragma unroll
+  for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[nt][e] = 0.0f;
+
+  for (int i = 0; i < n_loads; ++i) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();  // load i has landed, and every warp is done with stage (i − 1): refill it
+    if (i + kStages - 1 < n_loads) load_tile(i + kStages - 1);
+    cp_async_commit();
+    const uint32_t tile = stages + (i % kStages) * kTileBytes;
+    if (i < n_tiles) {
+      // ---- K tile: scores of the warp's keys 16·warp + [0, 16) ----
+      float sacc[2][4] = {};
+      // Matrices: keys +0..7 dims lo/hi half of the k-step, keys +8..15 the same (b0, b1 of each n8).
+      const int r = warp * 16 + (lm >> 1) * 8 + lr;
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        uint32_t b[4];
+        ldmatrix_x4<false>(b, tile + r * (D * 2) + (((2 * kk + (lm & 1)) ^ lr) << 4));
+        mma_16816<T>(sacc[0], qa[kk][0], 0u, qa[kk][1], 0u, b[0], b[1]);
+        mma_16816<T>(sacc[1], qa[kk][0], 0u, qa[kk][1], 0u, b[2], b[3]);
+      }
+      if (gid < G) {
+        float* row = sc + gid * sc_row + i * kMmaTileKeys + warp * 16 + 2 * tig;
+#pragma unroll
+        for (int nn = 0; nn < 2; ++nn)
+          *reinterpret_cast<float2*>(row + nn * 8) =
+              make_float2(sacc[nn][0] * p.scale2, sacc[nn][1] * p.scale2);
+      }
+    } else {
+      if (i == n_tiles) {  // every score of the slice is in (barrier above): weights for V
+        slice_stats(p, lay, sc, sc_row, n, n_tiles * kMmaTileKeys, k0, part);
+        __syncthreads();
+      }
+      // ---- V tile: O += P·V over the warp's keys ----
+      const int t = i - n_tiles;
+      uint32_t a[4] = {0u, 0u, 0u, 0u};
+      if (gid < G) {
+        const float* row = sc + gid * sc_row + t * kMmaTileKeys + warp * 16 + 2 * tig;
+        split_weights<T>(*reinterpret_cast<const float2*>(row), &a[0], &a[1]);
+        split_weights<T>(*reinterpret_cast<const float2*>(row + 8), &a[2], &a[3]);
+      }
+      // Matrices (transposed): keys +0..7 and +8..15 of dims 16·dp + 0..7, then of + 8..15.
+      const int r = warp * 16 + (lm & 1) * 8 + lr;
+#pragma unroll
+      for (int dp = 0; dp < D / 16; ++dp) {
+        uint32_t b[4];
+        ldmatrix_x4<true>(b, tile + r * (D * 2) + (((2 * dp + (lm >> 1)) ^ lr) << 4));
+        mma_16816<T>(acc[2 * dp], a[0], a[1], a[2], a[3], b[0], b[1]);
+        mma_16816<T>(acc[2 * dp + 1], a[0], a[1], a[2], a[3], b[2], b[3]);
+      }
+    }
+  }
+  cp_async_wait<0>();  // only empty groups remain; the stages become the warps' rows of o
+  __syncthreads();
+  float* red = smem;  // [warps][G][D]
+  if (gid < G) {
+    constexpr float inv_lo = 1.0f / kLoScale<T>;
+#pragma unroll
+    for (int nt = 0; nt < D / 8; ++nt)
+      *reinterpret_cast<float2*>(red + (warp * G + gid) * D + nt * 8 + 2 * tig) =
+          make_float2(acc[nt][0] + acc[nt][2] * inv_lo, acc[nt][1] + acc[nt][3] * inv_lo);
+  }
+  __syncthreads();
+  store_part_o(red, lay.part_o + part * D, G * D);
 }
 
 /// Grid (slices, Hkv, sequences). Every block merges the slices' (m, l) of its (sequence, KV
@@ -238,6 +502,8 @@ __global__ void __launch_bounds__(kDecThreads, dec_min_blocks(GM)) decode_split_
 /// slices in parallel) and the observations of slice x's keys.
 __global__ void __launch_bounds__(kCombineThreads) decode_combine_kernel(KernelArgs p, SeqBatch sb,
                                                                          DecodeLayout lay) {
+  // Launched as a programmatic dependent of the split kernel: wait for its results to be visible.
+  asm volatile("griddepcontrol.wait;" ::: "memory");
   const WindowSeq s = sb.get(blockIdx.z);
   const int h = blockIdx.y, c = blockIdx.x, G = p.group, D = p.head_dim;
   const int n_keys = s.w + 1;
