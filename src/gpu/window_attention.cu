@@ -21,12 +21,12 @@ namespace {
 
 using kernels::DecodeLayout;
 using kernels::KernelArgs;
+using kernels::kMaxSplitKeys;
 using kernels::SeqBatch;
 
 // Slice lengths are multiples of a granule: 16 keys for the MHA kernel, a whole 64-key tile for
 // the tensor-core kernel; the workspace bound takes the finer one.
 constexpr int kSplitGranule = 16;
-constexpr int kMaxSplitKeys = 1024;   // bounds the split kernel's shared memory
 constexpr int kMaxSplits = 128;
 // Slices are chosen among counts that give at most this many split blocks (4 waves of 16 blocks
 // on each of 132 SMs, the most a 128-thread block can be resident): the bound workspace_bytes uses.
@@ -165,7 +165,10 @@ cudaError_t launch_combine(const KernelArgs& a, const SeqBatch& sb, const Decode
   attr.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, kernels::decode_combine_kernel, a, sb, lay);
+  if (a.group == 1) return cudaLaunchKernelEx(&cfg, kernels::decode_combine_kernel<1>, a, sb, lay);
+  if (a.group == 2) return cudaLaunchKernelEx(&cfg, kernels::decode_combine_kernel<2>, a, sb, lay);
+  if (a.group <= 4) return cudaLaunchKernelEx(&cfg, kernels::decode_combine_kernel<4>, a, sb, lay);
+  return cudaLaunchKernelEx(&cfg, kernels::decode_combine_kernel<8>, a, sb, lay);
 }
 
 /// Launches the MHA decode path; *done = false (nothing launched) when the workspace does not fit.

@@ -16,6 +16,8 @@ namespace hgca::gpu::kernels {
 inline constexpr int kDecThreads = 128;  // 4 warps
 inline constexpr int kDecWarps = kDecThreads / 32;
 inline constexpr int kCombineThreads = 256;
+/// Most keys one slice takes: bounds the split kernels' shared memory and the combine's registers.
+inline constexpr int kMaxSplitKeys = 1024;
 /// Split blocks per SM asked of the register allocator (64 / 72 / 80 / 128 registers): enough
 /// warps with loads in flight to cover HBM latency, no spills (ptxas -v).
 constexpr int dec_min_blocks(int gm) { return gm == 1 ? 8 : gm == 2 ? 7 : gm == 4 ? 6 : 4; }
@@ -349,13 +351,14 @@ __device__ __forceinline__ void split_weights(float2 p, uint32_t* hi, uint32_t* 
 /// both halves of its head's sum. K then V tiles of the slice stream through one cp.async ring of
 /// mma_stages(D) stages; rows are 16-byte chunks XOR-swizzled by row mod 8 (conflict-free ldmatrix).
 template <typename T, int D>
-__global__ void __launch_bounds__(kDecThreads, 2) decode_mma_kernel(KernelArgs p, SeqBatch sb,
-                                                                    DecodeLayout lay) {
+__global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
+    decode_mma_kernel(KernelArgs p, SeqBatch sb, DecodeLayout lay) {
   constexpr int kChunks = D / 8;  // 16-byte chunks per key row
   constexpr int kTileBytes = kMmaTileKeys * D * 2;
   constexpr int kStages = mma_stages(D);
-  constexpr int kLoads = kMmaTileKeys * kChunks / kDecThreads;  // cp.async per thread per tile
-  static_assert(kLoads * kDecThreads == kMmaTileKeys * kChunks, "whole tiles per block");
+  constexpr int kRowsPerPass = kDecThreads / kChunks;  // rows the block's threads copy at once
+  constexpr int kLoads = kMmaTileKeys / kRowsPerPass;  // cp.async per thread per tile
+  static_assert(kLoads * kRowsPerPass == kMmaTileKeys, "whole tiles per block");
   static_assert(kMmaTileKeys == 16 * kDecWarps, "16 keys per warp per tile");
   asm volatile("griddepcontrol.launch_dependents;");  // the combine may take slots as blocks end
 
@@ -378,46 +381,49 @@ __global__ void __launch_bounds__(kDecThreads, 2) decode_mma_kernel(KernelArgs p
   const int64_t new_off = (s.q_row * p.n_kv_heads + h) * D;
   uint64_t evict_first;  // K/V are read once: let them leave L2 before the scores and MAW
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(evict_first));
-  // Load i of the slice: K tile i for i < n_tiles, else V tile i − n_tiles; keys past the slice
+  // This thread copies chunk ch0 of rows u·kRowsPerPass + r0 of every tile.
+  const int r0 = threadIdx.x / kChunks, ch0 = threadIdx.x % kChunks;
+  // Load i of the slice: K tile i for i < n_tiles, else V tile i − n_tiles. Keys past the slice
   // are zero-filled (a V row of garbage could hold NaN, and 0·NaN is NaN).
   auto load_tile = [&](int i) {
     const bool is_v = i >= n_tiles;
-    const int t = is_v ? i - n_tiles : i;
+    const int jt = (is_v ? i - n_tiles : i) * kMmaTileKeys;  // the tile's first key in the slice
     const T* ring = static_cast<const T*>(is_v ? p.ring_v : p.ring_k) + ring_off;
     const T* fresh = static_cast<const T*>(is_v ? p.v_new : p.k_new) + new_off;
     const uint32_t dst = stages + (i % kStages) * kTileBytes;
+    int slot = s.tail + k0 + jt;  // k0 + jt ≤ w ≤ capacity: one subtraction wraps it
+    if (slot >= p.capacity) slot -= p.capacity;
+    if (jt + kMmaTileKeys <= n && k0 + jt + kMmaTileKeys <= s.w &&
+        slot + kMmaTileKeys <= p.capacity) {
+      // The usual tile: ring rows in a row, so one base address and fixed strides.
+      const T* src = ring + static_cast<int64_t>(slot + r0) * D + ch0 * 8;
 #pragma unroll
-    for (int u = 0; u < kLoads; ++u) {
-      const int idx = u * kDecThreads + threadIdx.x;
-      const int r = idx / kChunks, ch = idx % kChunks;
-      const int jj = t * kMmaTileKeys + r;
+      for (int u = 0; u < kLoads; ++u) {
+        const int r = u * kRowsPerPass + r0;
+        cp_async16(dst + r * (D * 2) + ((ch0 ^ (r & 7)) << 4), src + u * kRowsPerPass * D, 16,
+                   evict_first);
+      }
+      return;
+    }
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {  // past the slice, the ring's wrap or the new token
+      const int r = u * kRowsPerPass + r0;
+      const int jj = jt + r;
       const T* src = fresh;  // a valid address even when nothing is read
       int bytes = 0;
       if (jj < n) {
         const int j = k0 + jj;
         if (j < s.w) {
-          int slot = s.tail + j;
-          if (slot >= p.capacity) slot -= p.capacity;
-          src = ring + static_cast<int64_t>(slot) * D;
+          int sl = s.tail + j;
+          if (sl >= p.capacity) sl -= p.capacity;
+          src = ring + static_cast<int64_t>(sl) * D;
         }
-        src += ch * 8;
+        src += ch0 * 8;
         bytes = 16;
       }
-      cp_async16(dst + r * (D * 2) + ((ch ^ (r & 7)) << 4), src, bytes, evict_first);
+      cp_async16(dst + r * (D * 2) + ((ch0 ^ (r & 7)) << 4), src, bytes, evict_first);
     }
   };
-
-  // Q as the A fragments of S = Q·Kᵀ: row gid = head gid of the group; rows ≥ G and the lo rows
-  // 8..15 (a1, a3) are zero.
-  uint32_t qa[D / 16][2];
-  {
-    const T* qp = static_cast<const T*>(p.q) + (s.q_row * p.n_q_heads + h * G + gid) * D + 2 * tig;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      qa[kk][0] = gid < G ? __ldg(reinterpret_cast<const unsigned int*>(qp + kk * 16)) : 0u;
-      qa[kk][1] = gid < G ? __ldg(reinterpret_cast<const unsigned int*>(qp + kk * 16 + 8)) : 0u;
-    }
-  }
 
   const int n_loads = 2 * n_tiles;
 #pragma unroll
@@ -425,26 +431,33 @@ __global__ void __launch_bounds__(kDecThreads, 2) decode_mma_kernel(KernelArgs p
     if (i < n_loads) load_tile(i);
     cp_async_commit();
   }
-  // ldmatrix row of this lane: matrix lane / 8, its row lane % 8 (= the row's swizzle).
-  const int lm = lane >> 3, lr = lane & 7;
-  const int64_t part = ((static_cast<int64_t>(blockIdx.z) * p.n_kv_heads + h) * lay.n_split + c) * G;
-  float acc[D / 8][4];  // O, n8 tile of dims: c0, c1 hi rows (head gid), c2, c3 its lo rows
-#pragma unroll
-  for (int nt = 0; nt < D / 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) acc[nt][e] = 0.0f;
-
-  for (int i = 0; i < n_loads; ++i) {
+  // Waits for load i, refills the stage every warp has finished with, returns load i's stage.
+  auto next_stage = [&](int i) {
     cp_async_wait<kStages - 2>();
     __syncthreads();  // load i has landed, and every warp is done with stage (i − 1): refill it
     if (i + kStages - 1 < n_loads) load_tile(i + kStages - 1);
     cp_async_commit();
-    const uint32_t tile = stages + (i % kStages) * kTileBytes;
-    if (i < n_tiles) {
-      // ---- K tile: scores of the warp's keys 16·warp + [0, 16) ----
+    return stages + (i % kStages) * kTileBytes;
+  };
+  // ldmatrix row of this lane: matrix lane / 8, its row lane % 8 (= the row's swizzle).
+  const int lm = lane >> 3, lr = lane & 7;
+
+  // ---- K pass: scores of the warp's keys 16·warp + [0, 16) of every tile ----
+  {
+    // Q as the A fragments of S = Q·Kᵀ: row gid = head gid of the group; rows ≥ G and the lo
+    // rows 8..15 (a1, a3) are zero.
+    uint32_t qa[D / 16][2];
+    const T* qp = static_cast<const T*>(p.q) + (s.q_row * p.n_q_heads + h * G + gid) * D + 2 * tig;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      qa[kk][0] = gid < G ? __ldg(reinterpret_cast<const unsigned int*>(qp + kk * 16)) : 0u;
+      qa[kk][1] = gid < G ? __ldg(reinterpret_cast<const unsigned int*>(qp + kk * 16 + 8)) : 0u;
+    }
+    // Matrices: keys +0..7 dims lo/hi half of the k-step, keys +8..15 the same (b0, b1 of each n8).
+    const int r = warp * 16 + (lm >> 1) * 8 + lr;
+    for (int t = 0; t < n_tiles; ++t) {
+      const uint32_t tile = next_stage(t);
       float sacc[2][4] = {};
-      // Matrices: keys +0..7 dims lo/hi half of the k-step, keys +8..15 the same (b0, b1 of each n8).
-      const int r = warp * 16 + (lm >> 1) * 8 + lr;
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
         uint32_t b[4];
@@ -453,27 +466,37 @@ __global__ void __launch_bounds__(kDecThreads, 2) decode_mma_kernel(KernelArgs p
         mma_16816<T>(sacc[1], qa[kk][0], 0u, qa[kk][1], 0u, b[2], b[3]);
       }
       if (gid < G) {
-        float* row = sc + gid * sc_row + i * kMmaTileKeys + warp * 16 + 2 * tig;
+        float* row = sc + gid * sc_row + t * kMmaTileKeys + warp * 16 + 2 * tig;
 #pragma unroll
         for (int nn = 0; nn < 2; ++nn)
           *reinterpret_cast<float2*>(row + nn * 8) =
               make_float2(sacc[nn][0] * p.scale2, sacc[nn][1] * p.scale2);
       }
-    } else {
-      if (i == n_tiles) {  // every score of the slice is in (barrier above): weights for V
+    }
+  }
+
+  // ---- V pass: O += P·V over the warp's keys of every tile ----
+  const int64_t part = ((static_cast<int64_t>(blockIdx.z) * p.n_kv_heads + h) * lay.n_split + c) * G;
+  float acc[D / 8][4];  // O, n8 tile of dims: c0, c1 hi rows (head gid), c2, c3 its lo rows
+#pragma unroll
+  for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[nt][e] = 0.0f;
+  {
+    // Matrices (transposed): keys +0..7 and +8..15 of dims 16·dp + 0..7, then of + 8..15.
+    const int r = warp * 16 + (lm & 1) * 8 + lr;
+    for (int t = 0; t < n_tiles; ++t) {
+      const uint32_t tile = next_stage(n_tiles + t);
+      if (t == 0) {  // every score of the slice is in (barrier above): weights for V
         slice_stats(p, lay, sc, sc_row, n, n_tiles * kMmaTileKeys, k0, part);
         __syncthreads();
       }
-      // ---- V tile: O += P·V over the warp's keys ----
-      const int t = i - n_tiles;
       uint32_t a[4] = {0u, 0u, 0u, 0u};
       if (gid < G) {
         const float* row = sc + gid * sc_row + t * kMmaTileKeys + warp * 16 + 2 * tig;
         split_weights<T>(*reinterpret_cast<const float2*>(row), &a[0], &a[1]);
         split_weights<T>(*reinterpret_cast<const float2*>(row + 8), &a[2], &a[3]);
       }
-      // Matrices (transposed): keys +0..7 and +8..15 of dims 16·dp + 0..7, then of + 8..15.
-      const int r = warp * 16 + (lm & 1) * 8 + lr;
 #pragma unroll
       for (int dp = 0; dp < D / 16; ++dp) {
         uint32_t b[4];
@@ -497,13 +520,17 @@ __global__ void __launch_bounds__(kDecThreads, 2) decode_mma_kernel(KernelArgs p
   store_part_o(red, lay.part_o + part * D, G * D);
 }
 
-/// Grid (slices, Hkv, sequences). Every block merges the slices' (m, l) of its (sequence, KV
-/// head) into the LSE; block x then writes its share of o (all its threads summing over the
-/// slices in parallel) and the observations of slice x's keys.
+/// Grid (slices, Hkv, sequences), GM ≥ G the group size compiled for. Every block merges the
+/// slices' (m, l) of its (sequence, KV head) into the LSE; block x then writes its share of o (all
+/// its threads summing over the slices in parallel) and the observations of slice x's keys. Those
+/// keys' scores and MAW are loaded first: they need no statistics, so their latency overlaps the
+/// statistics' own loads.
+template <int GM>
 __global__ void __launch_bounds__(kCombineThreads) decode_combine_kernel(KernelArgs p, SeqBatch sb,
                                                                          DecodeLayout lay) {
   // Launched as a programmatic dependent of the split kernel: wait for its results to be visible.
   asm volatile("griddepcontrol.wait;" ::: "memory");
+  constexpr int kKeys = kMaxSplitKeys / kCombineThreads;  // a slice's keys per thread
   const WindowSeq s = sb.get(blockIdx.z);
   const int h = blockIdx.y, c = blockIdx.x, G = p.group, D = p.head_dim;
   const int n_keys = s.w + 1;
@@ -511,18 +538,45 @@ __global__ void __launch_bounds__(kCombineThreads) decode_combine_kernel(KernelA
   if (c >= n_split) return;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   constexpr int kWarps = kCombineThreads / 32;
-  __shared__ float m_s[8], inv_l_s[8], lse2_s[8];
+  __shared__ float m_s[GM], inv_l_s[GM], lse2_s[GM];
   __shared__ float red[kCombineThreads];
 
+  // This slice's scores (base 2) and its window keys' MAW.
+  const int k0 = c * lay.split, k1 = min(n_keys, k0 + lay.split);
+  const float* sc = lay.scores + (static_cast<int64_t>(blockIdx.z) * p.n_q_heads + h * G) *
+                                     lay.sc_stride;
+  const int64_t maw0 = (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity;
+  float sv[kKeys][GM], maw[kKeys];
+  int slot[kKeys];
+#pragma unroll
+  for (int u = 0; u < kKeys; ++u) {
+    const int j = k0 + u * kCombineThreads + threadIdx.x;
+    slot[u] = s.tail + j;  // j ≤ w ≤ capacity: one subtraction wraps it
+    if (slot[u] >= p.capacity) slot[u] -= p.capacity;
+    maw[u] = j < k1 && j < s.w ? p.ring_maw[maw0 + slot[u]] : 0.0f;
+#pragma unroll
+    for (int g = 0; g < GM; ++g)
+      sv[u][g] = j < k1 && g < G ? sc[static_cast<int64_t>(g) * lay.sc_stride + j] : -INFINITY;
+  }
+
+  // (m, l) per head, one warp each, in one pass: every lane merges its slices, then the lanes.
   const int64_t part0 = (static_cast<int64_t>(blockIdx.z) * p.n_kv_heads + h) * lay.n_split * G;
   for (int g = warp; g < G; g += kWarps) {
-    float m = -INFINITY;
-    for (int x = lane; x < n_split; x += 32) m = fmaxf(m, lay.part_m[part0 + x * G + g]);
-    m = warp_max(m);
-    float l = 0.0f;
-    for (int x = lane; x < n_split; x += 32)
-      l += lay.part_l[part0 + x * G + g] * exp2f(lay.part_m[part0 + x * G + g] - m);
-    l = warp_sum(l);
+    float m = -INFINITY, l = 0.0f;
+    for (int x = lane; x < n_split; x += 32) {  // slice maxima are finite
+      const float mx = lay.part_m[part0 + x * G + g], lx = lay.part_l[part0 + x * G + g];
+      const float mn = fmaxf(m, mx);
+      l = l * exp2f(m - mn) + lx * exp2f(mx - mn);
+      m = mn;
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+      const float mo = __shfl_xor_sync(0xffffffffu, m, off);
+      const float lo = __shfl_xor_sync(0xffffffffu, l, off);
+      const float mn = fmaxf(m, mo);  // −inf only where both lanes had no slice (l = 0 there)
+      l = (m == -INFINITY ? 0.0f : l * exp2f(m - mn)) + (mo == -INFINITY ? 0.0f : lo * exp2f(mo - mn));
+      m = mn;
+    }
     if (lane == 0) {
       m_s[g] = m;
       inv_l_s[g] = 1.0f / l;
@@ -561,20 +615,17 @@ __global__ void __launch_bounds__(kCombineThreads) decode_combine_kernel(KernelA
   if (c == 0 && threadIdx.x < G) p.lse[q_head0 + threadIdx.x] = lse2_s[threadIdx.x] * kLn2;
 
   // Observations of this slice's keys: a = max over the group of exp2(s − lse2).
-  const int k0 = c * lay.split, k1 = min(n_keys, k0 + lay.split);
-  const float* sc = lay.scores + (static_cast<int64_t>(blockIdx.z) * p.n_q_heads + h * G) *
-                                     lay.sc_stride;
-  for (int j = k0 + threadIdx.x; j < k1; j += kCombineThreads) {
+#pragma unroll
+  for (int u = 0; u < kKeys; ++u) {
+    const int j = k0 + u * kCombineThreads + threadIdx.x;
     float a = 0.0f;
-    for (int g = 0; g < G; ++g) a = fmaxf(a, exp2f(sc[g * lay.sc_stride + j] - lse2_s[g]));
-    if (j < s.w) {
-      int slot = s.tail + j;
-      if (slot >= p.capacity) slot -= p.capacity;
-      const int64_t idx = (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity + slot;
-      p.ring_maw[idx] = maw_blend(p.ring_maw[idx], a, p.alpha);
-    } else {
+#pragma unroll
+    for (int g = 0; g < GM; ++g)
+      if (g < G) a = fmaxf(a, exp2f(sv[u][g] - lse2_s[g]));
+    if (j < k1 && j < s.w)
+      p.ring_maw[maw0 + slot[u]] = maw_blend(maw[u], a, p.alpha);
+    else if (j < k1)
       p.obs_new[s.obs_offset + h] = a;  // n_new = 1: new token 0 of KV head h
-    }
   }
 }
 
