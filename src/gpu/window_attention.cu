@@ -22,11 +22,9 @@ namespace {
 using kernels::DecodeLayout;
 using kernels::KernelArgs;
 using kernels::kMaxSplitKeys;
+using kernels::kTileKeys;  // slice lengths are whole tiles
 using kernels::SeqBatch;
 
-// Slice lengths are multiples of a granule: 16 keys for the MHA kernel, a whole 64-key tile for
-// the tensor-core kernel; the workspace bound takes the finer one.
-constexpr int kSplitGranule = 16;
 constexpr int kMaxSplits = 128;
 // Slices are chosen among counts that give at most this many split blocks (4 waves of 16 blocks
 // on each of 132 SMs, the most a 128-thread block can be resident): the bound workspace_bytes uses.
@@ -39,22 +37,20 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// The most slices any launch of `b` sequences of ≤ max_keys keys may take.
 int64_t max_splits(int64_t b, int32_t hkv, int64_t max_keys) {
   const int64_t by_blocks = std::clamp<int64_t>(kMaxSplitBlocks / (b * hkv), 1, kMaxSplits);
-  return std::max(std::min(by_blocks, ceil_div(max_keys, kSplitGranule)),
+  return std::max(std::min(by_blocks, ceil_div(max_keys, kTileKeys)),
                   ceil_div(max_keys, kMaxSplitKeys));
 }
 
-/// Slices (lengths multiples of `granule`) for `b` sequences of at most `max_keys` keys when
-/// `slots` split blocks fit on the GPU at once: the count minimizing waves × (keys per slice + a
-/// fixed cost per block), so that the last wave is not left mostly empty and short slices do not
-/// drown in per-block latency.
-void choose_split(int64_t b, int32_t hkv, int64_t max_keys, int64_t slots, int32_t granule,
-                  int32_t* split, int32_t* n_split) {
+/// Slices for `b` sequences of at most `max_keys` keys when `slots` split blocks fit on the GPU at
+/// once: the count minimizing waves × (keys per slice + a fixed cost per block), so that the last
+/// wave is not left mostly empty and short slices do not drown in per-block latency.
+void choose_split(int64_t b, int32_t hkv, int64_t max_keys, int64_t slots, int32_t* split,
+                  int32_t* n_split) {
   constexpr int64_t kBlockCostKeys = 160;  // latency of a block's fixed steps, in keys' time
-  const int64_t lo = ceil_div(max_keys, kMaxSplitKeys),
-                hi = std::min(max_splits(b, hkv, max_keys), ceil_div(max_keys, granule));
+  const int64_t lo = ceil_div(max_keys, kMaxSplitKeys), hi = max_splits(b, hkv, max_keys);
   int64_t best_n = lo, best_cost = INT64_MAX;
   for (int64_t n = lo; n <= hi; ++n) {
-    const int64_t sp = ceil_div(ceil_div(max_keys, n), granule) * granule;
+    const int64_t sp = ceil_div(ceil_div(max_keys, n), kTileKeys) * kTileKeys;
     if (ceil_div(max_keys, sp) != n) continue;  // the same slices as a smaller count
     const int64_t cost = ceil_div(b * hkv * n, slots) * (sp + kBlockCostKeys);
     if (cost < best_cost) {
@@ -62,8 +58,8 @@ void choose_split(int64_t b, int32_t hkv, int64_t max_keys, int64_t slots, int32
       best_n = n;
     }
   }
-  const int64_t sp =
-      std::min<int64_t>(kMaxSplitKeys, ceil_div(ceil_div(max_keys, best_n), granule) * granule);
+  const int64_t sp = std::min<int64_t>(
+      kMaxSplitKeys, ceil_div(ceil_div(max_keys, best_n), kTileKeys) * kTileKeys);
   *split = static_cast<int32_t>(sp);
   *n_split = static_cast<int32_t>(ceil_div(max_keys, sp));
 }
@@ -136,8 +132,8 @@ int64_t resident_slots(K* kernel, std::size_t smem) {
 
 /// Where the decode path keeps its intermediates; false when the workspace is too small.
 bool decode_layout(const WindowAttentionParams& p, int32_t b, int32_t max_keys, int64_t slots,
-                   int32_t granule, DecodeLayout* lay) {
-  choose_split(b, p.n_kv_heads, max_keys, slots, granule, &lay->split, &lay->n_split);
+                   DecodeLayout* lay) {
+  choose_split(b, p.n_kv_heads, max_keys, slots, &lay->split, &lay->n_split);
   lay->sc_stride = (max_keys + 3) / 4 * 4;
   const DecodeSizes z =
       decode_sizes(b, p.n_q_heads, p.n_kv_heads, p.head_dim, lay->n_split, lay->sc_stride);
@@ -171,56 +167,31 @@ cudaError_t launch_combine(const KernelArgs& a, const SeqBatch& sb, const Decode
   return cudaLaunchKernelEx(&cfg, kernels::decode_combine_kernel<8>, a, sb, lay);
 }
 
-/// Launches the MHA decode path; *done = false (nothing launched) when the workspace does not fit.
+/// Launches the decode path; *done = false (nothing launched) when the workspace does not fit.
 template <typename T, int D>
-cudaError_t launch_decode_mha(const WindowAttentionParams& p, const KernelArgs& a,
-                              const SeqBatch& sb, int32_t b, int32_t max_keys, cudaStream_t stream,
-                              bool* done) {
-  static const int64_t slots = resident_slots(kernels::decode_split_kernel<T, D, 1>,
-                                              kernels::decode_split_smem(kMaxSplitKeys, 1, D));
-  DecodeLayout lay;
-  *done = decode_layout(p, b, max_keys, slots, kSplitGranule, &lay);
-  if (!*done) return cudaSuccess;
-  const dim3 grid(lay.n_split, a.n_kv_heads, b);
-  kernels::decode_split_kernel<T, D, 1>
-      <<<grid, kernels::kDecThreads, kernels::decode_split_smem(lay.split, 1, D), stream>>>(a, sb,
-                                                                                             lay);
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-  return launch_combine(a, sb, lay, grid, stream);
-}
-
-/// Launches the GQA decode path (tensor cores, 2 ≤ G ≤ 8); *done as for launch_decode_mha.
-template <typename T, int D>
-cudaError_t launch_decode_gqa(const WindowAttentionParams& p, const KernelArgs& a,
-                              const SeqBatch& sb, int32_t b, int32_t max_keys, cudaStream_t stream,
-                              bool* done) {
-  auto* kernel = kernels::decode_mma_kernel<T, D>;
+cudaError_t launch_decode_t(const WindowAttentionParams& p, const KernelArgs& a,
+                            const SeqBatch& sb, int32_t b, int32_t max_keys, cudaStream_t stream,
+                            bool* done) {
+  auto* kernel = kernels::decode_split_kernel<T, D>;
   // Raised once to the largest launch (G 8, longest slice), so no attribute call happens inside a
   // later capture; the resident blocks per group size, with its longest slice.
   static const cudaError_t attr_err =
-      allow_smem(kernel, kernels::decode_mma_smem(kMaxSplitKeys, 8, D));
+      allow_smem(kernel, kernels::decode_split_smem(kMaxSplitKeys, 8, D));
   if (attr_err != cudaSuccess) return attr_err;
   static const auto slots = [&] {
     std::array<int64_t, 9> s{};
-    for (int g = 1; g <= 8; ++g) s[g] = resident_slots(kernel, kernels::decode_mma_smem(kMaxSplitKeys, g, D));
+    for (int g = 1; g <= 8; ++g)
+      s[g] = resident_slots(kernel, kernels::decode_split_smem(kMaxSplitKeys, g, D));
     return s;
   }();
   DecodeLayout lay;
-  *done = decode_layout(p, b, max_keys, slots[a.group], kernels::kMmaTileKeys, &lay);
+  *done = decode_layout(p, b, max_keys, slots[a.group], &lay);
   if (!*done) return cudaSuccess;
   const dim3 grid(lay.n_split, a.n_kv_heads, b);
-  kernel<<<grid, kernels::kDecThreads, kernels::decode_mma_smem(lay.split, a.group, D), stream>>>(
+  kernel<<<grid, kernels::kDecThreads, kernels::decode_split_smem(lay.split, a.group, D), stream>>>(
       a, sb, lay);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   return launch_combine(a, sb, lay, grid, stream);
-}
-
-template <typename T, int D>
-cudaError_t launch_decode_d(const WindowAttentionParams& p, const KernelArgs& a,
-                            const SeqBatch& sb, int32_t b, int32_t max_keys, cudaStream_t stream,
-                            bool* done) {
-  if (a.group == 1) return launch_decode_mha<T, D>(p, a, sb, b, max_keys, stream, done);
-  return launch_decode_gqa<T, D>(p, a, sb, b, max_keys, stream, done);
 }
 
 template <typename T>
@@ -228,9 +199,9 @@ cudaError_t launch_decode(const WindowAttentionParams& p, const KernelArgs& a,
                           const SeqBatch& sb, int32_t b, int32_t max_keys, cudaStream_t stream,
                           bool* done) {
   switch (a.head_dim) {
-    case 64: return launch_decode_d<T, 64>(p, a, sb, b, max_keys, stream, done);
-    case 128: return launch_decode_d<T, 128>(p, a, sb, b, max_keys, stream, done);
-    default: return launch_decode_d<T, 256>(p, a, sb, b, max_keys, stream, done);
+    case 64: return launch_decode_t<T, 64>(p, a, sb, b, max_keys, stream, done);
+    case 128: return launch_decode_t<T, 128>(p, a, sb, b, max_keys, stream, done);
+    default: return launch_decode_t<T, 256>(p, a, sb, b, max_keys, stream, done);
   }
 }
 

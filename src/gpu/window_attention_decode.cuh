@@ -1,13 +1,15 @@
-// The decode path (every sequence brings one new token), fp16/bf16, head dim 64/128/256:
-// flash-decoding. A split kernel takes a slice of one (sequence, KV head)'s keys and all G query
-// heads of the group, so each K/V row is read once; it keeps the slice's scores in shared memory
-// (K pass, then V pass: no online rescaling) and leaves them, base 2, in the workspace. The combine
-// kernel merges the slices' partial states into o and LSE and turns the stored scores into the MAW
-// observation of every key in parallel, with no second read of K.
-// Two split kernels: MHA (G = 1) on CUDA cores with 16-byte register loads; GQA (G ≥ 2) on tensor
-// cores (mma.sync m16n8k16, the group's heads as the M rows), K/V staged through shared memory by
-// cp.async, where CUDA-core dot products for G heads per key would bound it by issue, not by HBM.
+// The decode path (every sequence brings one new token), fp16/bf16, head dim 64/128/256, group
+// G ≤ 8: flash-decoding. The split kernel takes a slice of one (sequence, KV head)'s keys and all
+// G query heads of the group, so each K/V row is read once. It runs on tensor cores (mma.sync
+// m16n8k16, the group's heads as the M rows) with K/V tiles staged through shared memory by
+// cp.async: CUDA-core dot products for G heads per key bound a kernel by instruction issue, not by
+// HBM, from G = 2 on. It keeps the slice's scores in shared memory (K pass, then V pass: no online
+// rescaling) and leaves them, base 2, in the workspace. The combine kernel merges the slices'
+// partial states into o and LSE and turns the stored scores into the MAW observation of every key
+// in parallel, with no second read of K.
 #pragma once
+
+#include <type_traits>
 
 #include "gpu/window_attention_common.cuh"
 
@@ -16,11 +18,9 @@ namespace hgca::gpu::kernels {
 inline constexpr int kDecThreads = 128;  // 4 warps
 inline constexpr int kDecWarps = kDecThreads / 32;
 inline constexpr int kCombineThreads = 256;
-/// Most keys one slice takes: bounds the split kernels' shared memory and the combine's registers.
+/// Most keys one slice takes: bounds the split kernel's shared memory and the combine's registers.
 inline constexpr int kMaxSplitKeys = 1024;
-/// Split blocks per SM asked of the register allocator (64 / 72 / 80 / 128 registers): enough
-/// warps with loads in flight to cover HBM latency, no spills (ptxas -v).
-constexpr int dec_min_blocks(int gm) { return gm == 1 ? 8 : gm == 2 ? 7 : gm == 4 ? 6 : 4; }
+inline constexpr int kTileKeys = 64;  // keys per staged tile: 16 per warp (an mma's n or k)
 
 /// Where one decode launch keeps its intermediates in the caller's workspace.
 struct DecodeLayout {
@@ -33,43 +33,16 @@ struct DecodeLayout {
   float* scores = nullptr;  ///< [b, Hq, sc_stride] q·k·sm_scale·log2 e
 };
 
-/// Dynamic shared memory of decode_split_kernel: the slice's scores, reused for the warps' o.
-inline std::size_t decode_split_smem(int split, int gm, int d) {
-  const std::size_t scores = static_cast<std::size_t>(gm) * split;
-  const std::size_t reduce = static_cast<std::size_t>(kDecWarps) * gm * d;
-  return sizeof(float) * (scores > reduce ? scores : reduce);
-}
-
-/// Sums v[0..GM) over the kTpk lanes sharing a key (lane index dl within them, kTpk ≥ GM, both
-/// powers of two). Returns the head whose total this lane then holds in v[0]; every lane of the
-/// group holds one head, and the kTpk / GM lanes with equal low bits hold the same head.
-template <int GM, int kTpk>
-__device__ __forceinline__ int reduce_scatter(float (&v)[GM], int dl) {
-  static_assert(kTpk >= GM, "one head per lane at least");
-  int head = 0;
-#pragma unroll
-  for (int cnt = GM, off = kTpk / 2; cnt > 1; cnt >>= 1, off >>= 1) {
-    const bool upper = (dl & off) != 0;
-#pragma unroll
-    for (int i = 0; i < cnt / 2; ++i) {
-      const float keep = upper ? v[i + cnt / 2] : v[i];
-      const float send = upper ? v[i] : v[i + cnt / 2];
-      v[i] = keep + __shfl_xor_sync(0xffffffffu, send, off);
-    }
-    if (upper) head += cnt / 2;
-  }
-#pragma unroll
-  for (int off = kTpk / (2 * GM); off > 0; off >>= 1)
-    v[0] += __shfl_xor_sync(0xffffffffu, v[0], off);
-  return head;
-}
-
 /// The slice's statistics, one warp per head of the group: the scores of keys [k0, k0 + n) out to
 /// the workspace, part_m = their max m and part_l = Σ exp2(s − m); the head's row of `sc`
 /// (`sc_row` floats apart) becomes exp2(s − m) over [0, n) and 0 over [n, n_pad).
 __device__ __forceinline__ void slice_stats(const KernelArgs& p, const DecodeLayout& lay, float* sc,
                                             int sc_row, int n, int n_pad, int k0, int64_t part) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, G = p.group;
+  // The combine reads the scores back soon, while K/V stream through L2 marked evict-first: ask L2
+  // to keep them (the workspace is reused by every call, so they need not reach HBM at all).
+  uint64_t evict_last;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(evict_last));
   for (int g = warp; g < G; g += kDecWarps) {
     float* row = sc + g * sc_row;
     float* out = lay.scores +
@@ -78,7 +51,9 @@ __device__ __forceinline__ void slice_stats(const KernelArgs& p, const DecodeLay
     float m = -INFINITY;
     for (int jj = lane; jj < n; jj += 32) {
       const float v = row[jj];
-      out[jj] = v;
+      asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(out + jj), "f"(v),
+                   "l"(evict_last)
+                   : "memory");
       m = fmaxf(m, v);
     }
     m = warp_max(m);
@@ -106,170 +81,20 @@ __device__ __forceinline__ void store_part_o(const float* red, float* part_o, in
   }
 }
 
-/// Grid (slices, Hkv, sequences). GM ≥ G is the group size compiled for (extra heads masked).
-template <typename T, int D, int GM>
-__global__ void __launch_bounds__(kDecThreads, dec_min_blocks(GM)) decode_split_kernel(KernelArgs p, SeqBatch sb,
-                                                                   DecodeLayout lay) {
-  constexpr int kTpk = D / 8;             // lanes per key row (16 bytes each)
-  constexpr int kKpw = 32 / kTpk;         // keys per warp per load
-  constexpr int kKpb = kDecWarps * kKpw;  // keys per block per load
-  constexpr int kUnroll = 4;              // loads per thread per step; two steps in flight
-  constexpr int kStep = kKpb * kUnroll;
-  asm volatile("griddepcontrol.launch_dependents;");  // the combine may take slots as blocks end
-
-  const WindowSeq s = sb.get(blockIdx.z);
-  const int h = blockIdx.y, c = blockIdx.x, G = p.group;
-  const int n_keys = s.w + 1;
-  const int k0 = c * lay.split;
-  if (k0 >= n_keys) return;
-  const int n = min(lay.split, n_keys - k0);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int kg = lane / kTpk, dl = lane % kTpk;
-  const int key_lane = warp * kKpw + kg;  // this thread's key within a load step
-
-  const int64_t ring_off =
-      (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity * D + dl * 8;
-  const T* ring_k = static_cast<const T*>(p.ring_k) + ring_off;
-  const T* ring_v = static_cast<const T*>(p.ring_v) + ring_off;
-  const int64_t new_off = (s.q_row * p.n_kv_heads + h) * D + dl * 8;
-  const T* k_new = static_cast<const T*>(p.k_new) + new_off;
-  const T* v_new = static_cast<const T*>(p.v_new) + new_off;
-  // Loads the 16 bytes of this thread for the keys of step `base` (zeros past the slice).
-  auto load_step = [&](const T* ring, const T* fresh, int base, uint4 (&raw)[kUnroll]) {
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int jj = base + u * kKpb + key_lane;
-      raw[u] = make_uint4(0, 0, 0, 0);
-      if (jj < n) {
-        const int j = k0 + jj;
-        int slot = s.tail + j;
-        if (slot >= p.capacity) slot -= p.capacity;
-        raw[u] = load_stream16(j < s.w ? ring + static_cast<int64_t>(slot) * D : fresh);
-      }
-    }
-  };
-
-  extern __shared__ float smem[];
-  float* sc = smem;  // [GM][split]
-
-  // ---- K pass: scores of the slice ----
-  float q[GM][8];
-  {
-    const T* qp = static_cast<const T*>(p.q) + (s.q_row * p.n_q_heads + h * G) * D + dl * 8;
-#pragma unroll
-    for (int g = 0; g < GM; ++g) {
-      if (g < G) {
-        unpack8<T>(__ldg(reinterpret_cast<const uint4*>(qp + g * D)), q[g]);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) q[g][e] *= p.scale2;
-      } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) q[g][e] = 0.0f;
-      }
-    }
-  }
-  uint4 cur[kUnroll];
-  load_step(ring_k, k_new, 0, cur);
-  for (int base = 0; base < n; base += kStep) {
-    uint4 nxt[kUnroll];
-    load_step(ring_k, k_new, base + kStep, nxt);  // next step in flight while this one computes
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int jj = base + u * kKpb + key_lane;
-      float kf[8];
-      unpack8<T>(cur[u], kf);
-      float sg[GM];
-#pragma unroll
-      for (int g = 0; g < GM; ++g) {
-        float acc = 0.0f;
-#pragma unroll
-        for (int e = 0; e < 8; ++e) acc = fmaf(q[g][e], kf[e], acc);
-        sg[g] = acc;
-      }
-      // Sum over the key's kTpk lanes: reduce-scatter (each step halves the heads a lane
-      // carries) then a plain reduction; shuffles per key fall from GM·log2(kTpk) to about
-      // GM + log2(kTpk). Afterwards lane dl holds head reduce_head(dl).
-      const int mine = reduce_scatter<GM, kTpk>(sg, dl);
-      if (jj < n && (dl & (kTpk / GM - 1)) == 0 && mine < G) sc[mine * lay.split + jj] = sg[0];
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) cur[u] = nxt[u];
-  }
-  load_step(ring_v, v_new, 0, cur);  // V's first step in flight across the statistics
-  __syncthreads();
-
-  // ---- slice max and sum per head; scores out to the workspace; sc becomes exp2(s − m) ----
-  const int64_t part = ((static_cast<int64_t>(blockIdx.z) * p.n_kv_heads + h) * lay.n_split + c) * G;
-  slice_stats(p, lay, sc, lay.split, n, n, k0, part);
-  __syncthreads();
-
-  // ---- V pass: Σ exp2(s − m)·v ----
-  float acc[GM][8];
-#pragma unroll
-  for (int g = 0; g < GM; ++g)
-#pragma unroll
-    for (int e = 0; e < 8; ++e) acc[g][e] = 0.0f;
-  for (int base = 0; base < n; base += kStep) {
-    uint4 nxt[kUnroll];
-    load_step(ring_v, v_new, base + kStep, nxt);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int jj = base + u * kKpb + key_lane;
-      if (jj < n) {
-        float vf[8];
-        unpack8<T>(cur[u], vf);
-#pragma unroll
-        for (int g = 0; g < GM; ++g) {
-          const float pg = g < G ? sc[g * lay.split + jj] : 0.0f;
-#pragma unroll
-          for (int e = 0; e < 8; ++e) acc[g][e] = fmaf(pg, vf[e], acc[g][e]);
-        }
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) cur[u] = nxt[u];
-  }
-  // Keys of a warp → one row per warp, then the warps through shared memory.
-#pragma unroll
-  for (int off = kTpk; off < 32; off <<= 1) {
-#pragma unroll
-    for (int g = 0; g < GM; ++g)
-#pragma unroll
-      for (int e = 0; e < 8; ++e) acc[g][e] += __shfl_xor_sync(0xffffffffu, acc[g][e], off);
-  }
-  __syncthreads();  // sc is dead: reuse it for the warps' rows
-  float* red = smem;  // [warps][G][D]
-  if (kg == 0) {
-#pragma unroll
-    for (int g = 0; g < GM; ++g) {
-      if (g < G) {
-        float4* dst = reinterpret_cast<float4*>(red + (warp * G + g) * D + dl * 8);
-        dst[0] = make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
-        dst[1] = make_float4(acc[g][4], acc[g][5], acc[g][6], acc[g][7]);
-      }
-    }
-  }
-  __syncthreads();
-  store_part_o(red, lay.part_o + part * D, G * D);
-}
-
-// ---- GQA split kernel on tensor cores ----
-
-inline constexpr int kMmaTileKeys = 64;  // keys per staged tile: 16 per warp (an mma's n or k)
 /// Tile stages of the pipeline: 64 KB of K/V per block in flight or in use (8, 4, 2 for D 64,
 /// 128, 256), so that two blocks per SM keep about 100 KB of loads in flight.
-__host__ __device__ constexpr int mma_stages(int d) {
-  return 65536 / (kMmaTileKeys * d * 2) > 2 ? 65536 / (kMmaTileKeys * d * 2) : 2;
+__host__ __device__ constexpr int tile_stages(int d) {
+  return 65536 / (kTileKeys * d * 2) > 2 ? 65536 / (kTileKeys * d * 2) : 2;
 }
 /// Floats between the heads' rows of the slice scores in shared memory: the split rounded up to
 /// whole tiles, plus 8 so that the 8 heads' rows start 8 banks apart (conflict-free fragments).
-__host__ __device__ constexpr int mma_sc_row(int split) {
-  return (split + kMmaTileKeys - 1) / kMmaTileKeys * kMmaTileKeys + 8;
+__host__ __device__ constexpr int scores_row(int split) {
+  return (split + kTileKeys - 1) / kTileKeys * kTileKeys + 8;
 }
-/// Dynamic shared memory of decode_mma_kernel: the tile stages, then the slice's scores.
-inline std::size_t decode_mma_smem(int split, int g, int d) {
-  return static_cast<std::size_t>(mma_stages(d)) * kMmaTileKeys * d * 2 +
-         sizeof(float) * static_cast<std::size_t>(g) * mma_sc_row(split);
+/// Dynamic shared memory of decode_split_kernel: the tile stages, then the slice's scores of G heads.
+inline std::size_t decode_split_smem(int split, int g, int d) {
+  return static_cast<std::size_t>(tile_stages(d)) * kTileKeys * d * 2 +
+         sizeof(float) * static_cast<std::size_t>(g) * scores_row(split);
 }
 
 /// 16-byte cp.async global → shared, zero-filled past `src_bytes` (0: nothing is read), with an
@@ -344,22 +169,22 @@ __device__ __forceinline__ void split_weights(float2 p, uint32_t* hi, uint32_t* 
   }
 }
 
-/// Grid (slices, Hkv, sequences), G ≤ 8. The group's query heads are rows 0..G−1 of the mma's
+/// Grid (slices, Hkv, sequences), 1 ≤ G ≤ 8. The group's query heads are rows 0..G−1 of the mma's
 /// M = 16. Scores S = Q·Kᵀ: each warp takes 16 keys of every 64-key tile (two n8 tiles), K from
 /// shared memory by ldmatrix. Output O = P·V: rows 0..7 of P carry the weights rounded to T (hi)
 /// and rows 8..15 their residuals (lo), so one mma keeps fp32-like weights and every thread holds
 /// both halves of its head's sum. K then V tiles of the slice stream through one cp.async ring of
-/// mma_stages(D) stages; rows are 16-byte chunks XOR-swizzled by row mod 8 (conflict-free ldmatrix).
+/// tile_stages(D) stages; rows are 16-byte chunks XOR-swizzled by row mod 8 (conflict-free ldmatrix).
 template <typename T, int D>
 __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
-    decode_mma_kernel(KernelArgs p, SeqBatch sb, DecodeLayout lay) {
+    decode_split_kernel(KernelArgs p, SeqBatch sb, DecodeLayout lay) {
   constexpr int kChunks = D / 8;  // 16-byte chunks per key row
-  constexpr int kTileBytes = kMmaTileKeys * D * 2;
-  constexpr int kStages = mma_stages(D);
+  constexpr int kTileBytes = kTileKeys * D * 2;
+  constexpr int kStages = tile_stages(D);
   constexpr int kRowsPerPass = kDecThreads / kChunks;  // rows the block's threads copy at once
-  constexpr int kLoads = kMmaTileKeys / kRowsPerPass;  // cp.async per thread per tile
-  static_assert(kLoads * kRowsPerPass == kMmaTileKeys, "whole tiles per block");
-  static_assert(kMmaTileKeys == 16 * kDecWarps, "16 keys per warp per tile");
+  constexpr int kLoads = kTileKeys / kRowsPerPass;  // cp.async per thread per tile
+  static_assert(kLoads * kRowsPerPass == kTileKeys, "whole tiles per block");
+  static_assert(kTileKeys == 16 * kDecWarps, "16 keys per warp per tile");
   asm volatile("griddepcontrol.launch_dependents;");  // the combine may take slots as blocks end
 
   const WindowSeq s = sb.get(blockIdx.z);
@@ -368,13 +193,13 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
   const int k0 = c * lay.split;
   if (k0 >= n_keys) return;
   const int n = min(lay.split, n_keys - k0);
-  const int n_tiles = (n + kMmaTileKeys - 1) / kMmaTileKeys;
+  const int n_tiles = (n + kTileKeys - 1) / kTileKeys;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int gid = lane >> 2, tig = lane & 3;  // fragment row (query head) and column pair
 
   extern __shared__ float smem[];
   const uint32_t stages = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-  const int sc_row = mma_sc_row(lay.split);
+  const int sc_row = scores_row(lay.split);
   float* sc = smem + kStages * kTileBytes / 4;  // [G][sc_row] scores, then weights
 
   const int64_t ring_off = (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity * D;
@@ -387,14 +212,14 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
   // are zero-filled (a V row of garbage could hold NaN, and 0·NaN is NaN).
   auto load_tile = [&](int i) {
     const bool is_v = i >= n_tiles;
-    const int jt = (is_v ? i - n_tiles : i) * kMmaTileKeys;  // the tile's first key in the slice
+    const int jt = (is_v ? i - n_tiles : i) * kTileKeys;  // the tile's first key in the slice
     const T* ring = static_cast<const T*>(is_v ? p.ring_v : p.ring_k) + ring_off;
     const T* fresh = static_cast<const T*>(is_v ? p.v_new : p.k_new) + new_off;
     const uint32_t dst = stages + (i % kStages) * kTileBytes;
     int slot = s.tail + k0 + jt;  // k0 + jt ≤ w ≤ capacity: one subtraction wraps it
     if (slot >= p.capacity) slot -= p.capacity;
-    if (jt + kMmaTileKeys <= n && k0 + jt + kMmaTileKeys <= s.w &&
-        slot + kMmaTileKeys <= p.capacity) {
+    if (jt + kTileKeys <= n && k0 + jt + kTileKeys <= s.w &&
+        slot + kTileKeys <= p.capacity) {
       // The usual tile: ring rows in a row, so one base address and fixed strides.
       const T* src = ring + static_cast<int64_t>(slot + r0) * D + ch0 * 8;
 #pragma unroll
@@ -466,7 +291,7 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
         mma_16816<T>(sacc[1], qa[kk][0], 0u, qa[kk][1], 0u, b[2], b[3]);
       }
       if (gid < G) {
-        float* row = sc + gid * sc_row + t * kMmaTileKeys + warp * 16 + 2 * tig;
+        float* row = sc + gid * sc_row + t * kTileKeys + warp * 16 + 2 * tig;
 #pragma unroll
         for (int nn = 0; nn < 2; ++nn)
           *reinterpret_cast<float2*>(row + nn * 8) =
@@ -488,12 +313,12 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
     for (int t = 0; t < n_tiles; ++t) {
       const uint32_t tile = next_stage(n_tiles + t);
       if (t == 0) {  // every score of the slice is in (barrier above): weights for V
-        slice_stats(p, lay, sc, sc_row, n, n_tiles * kMmaTileKeys, k0, part);
+        slice_stats(p, lay, sc, sc_row, n, n_tiles * kTileKeys, k0, part);
         __syncthreads();
       }
       uint32_t a[4] = {0u, 0u, 0u, 0u};
       if (gid < G) {
-        const float* row = sc + gid * sc_row + t * kMmaTileKeys + warp * 16 + 2 * tig;
+        const float* row = sc + gid * sc_row + t * kTileKeys + warp * 16 + 2 * tig;
         split_weights<T>(*reinterpret_cast<const float2*>(row), &a[0], &a[1]);
         split_weights<T>(*reinterpret_cast<const float2*>(row + 8), &a[2], &a[3]);
       }
@@ -526,7 +351,7 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
 /// keys' scores and MAW are loaded first: they need no statistics, so their latency overlaps the
 /// statistics' own loads.
 template <int GM>
-__global__ void __launch_bounds__(kCombineThreads) decode_combine_kernel(KernelArgs p, SeqBatch sb,
+__global__ void __launch_bounds__(kCombineThreads, 3) decode_combine_kernel(KernelArgs p, SeqBatch sb,
                                                                          DecodeLayout lay) {
   // Launched as a programmatic dependent of the split kernel: wait for its results to be visible.
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -598,6 +423,7 @@ __global__ void __launch_bounds__(kCombineThreads) decode_combine_kernel(KernelA
     float t = 0.0f;
     if (idx < gd) {
       const int g = idx / D;
+#pragma unroll 4  // independent loads in flight together: this loop is a latency chain otherwise
       for (int x = ph; x < n_split; x += phases) {
         const float wgt = exp2f(lay.part_m[part0 + x * G + g] - m_s[g]);
         t = fmaf(lay.part_o[(part0 + x * G) * D + idx], wgt, t);
