@@ -161,10 +161,7 @@ cudaError_t launch_combine(const KernelArgs& a, const SeqBatch& sb, const Decode
   attr.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  if (a.group == 1) return cudaLaunchKernelEx(&cfg, kernels::decode_combine_kernel<1>, a, sb, lay);
-  if (a.group == 2) return cudaLaunchKernelEx(&cfg, kernels::decode_combine_kernel<2>, a, sb, lay);
-  if (a.group <= 4) return cudaLaunchKernelEx(&cfg, kernels::decode_combine_kernel<4>, a, sb, lay);
-  return cudaLaunchKernelEx(&cfg, kernels::decode_combine_kernel<8>, a, sb, lay);
+  return cudaLaunchKernelEx(&cfg, kernels::decode_combine_kernel, a, sb, lay);
 }
 
 /// Launches the decode path; *done = false (nothing launched) when the workspace does not fit.

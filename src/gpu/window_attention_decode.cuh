@@ -18,7 +18,7 @@ namespace hgca::gpu::kernels {
 inline constexpr int kDecThreads = 128;  // 4 warps
 inline constexpr int kDecWarps = kDecThreads / 32;
 inline constexpr int kCombineThreads = 256;
-/// Most keys one slice takes: bounds the split kernel's shared memory and the combine's registers.
+/// Most keys one slice takes: bounds the split kernel's shared memory.
 inline constexpr int kMaxSplitKeys = 1024;
 inline constexpr int kTileKeys = 64;  // keys per staged tile: 16 per warp (an mma's n or k)
 
@@ -345,17 +345,15 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
   store_part_o(red, lay.part_o + part * D, G * D);
 }
 
-/// Grid (slices, Hkv, sequences), GM ≥ G the group size compiled for. Every block merges the
-/// slices' (m, l) of its (sequence, KV head) into the LSE; block x then writes its share of o (all
-/// its threads summing over the slices in parallel) and the observations of slice x's keys. Those
-/// keys' scores and MAW are loaded first: they need no statistics, so their latency overlaps the
-/// statistics' own loads.
-template <int GM>
-__global__ void __launch_bounds__(kCombineThreads, 3) decode_combine_kernel(KernelArgs p, SeqBatch sb,
+/// Grid (slices, Hkv, sequences). Every block merges the slices' (m, l) of its (sequence, KV
+/// head) into the LSE; block x then writes its share of o (all its threads summing over the
+/// slices in parallel) and the observations of slice x's keys. (Loading the slice's scores before
+/// the statistics, with registers for G scores per key, measured slower for G ≥ 2: occupancy
+/// matters more here than loads in flight per thread.)
+__global__ void __launch_bounds__(kCombineThreads) decode_combine_kernel(KernelArgs p, SeqBatch sb,
                                                                          DecodeLayout lay) {
   // Launched as a programmatic dependent of the split kernel: wait for its results to be visible.
   asm volatile("griddepcontrol.wait;" ::: "memory");
-  constexpr int kKeys = kMaxSplitKeys / kCombineThreads;  // a slice's keys per thread
   const WindowSeq s = sb.get(blockIdx.z);
   const int h = blockIdx.y, c = blockIdx.x, G = p.group, D = p.head_dim;
   const int n_keys = s.w + 1;
@@ -363,45 +361,18 @@ __global__ void __launch_bounds__(kCombineThreads, 3) decode_combine_kernel(Kern
   if (c >= n_split) return;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   constexpr int kWarps = kCombineThreads / 32;
-  __shared__ float m_s[GM], inv_l_s[GM], lse2_s[GM];
+  __shared__ float m_s[8], inv_l_s[8], lse2_s[8];
   __shared__ float red[kCombineThreads];
 
-  // This slice's scores (base 2) and its window keys' MAW.
-  const int k0 = c * lay.split, k1 = min(n_keys, k0 + lay.split);
-  const float* sc = lay.scores + (static_cast<int64_t>(blockIdx.z) * p.n_q_heads + h * G) *
-                                     lay.sc_stride;
-  const int64_t maw0 = (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity;
-  float sv[kKeys][GM], maw[kKeys];
-  int slot[kKeys];
-#pragma unroll
-  for (int u = 0; u < kKeys; ++u) {
-    const int j = k0 + u * kCombineThreads + threadIdx.x;
-    slot[u] = s.tail + j;  // j ≤ w ≤ capacity: one subtraction wraps it
-    if (slot[u] >= p.capacity) slot[u] -= p.capacity;
-    maw[u] = j < k1 && j < s.w ? p.ring_maw[maw0 + slot[u]] : 0.0f;
-#pragma unroll
-    for (int g = 0; g < GM; ++g)
-      sv[u][g] = j < k1 && g < G ? sc[static_cast<int64_t>(g) * lay.sc_stride + j] : -INFINITY;
-  }
-
-  // (m, l) per head, one warp each, in one pass: every lane merges its slices, then the lanes.
   const int64_t part0 = (static_cast<int64_t>(blockIdx.z) * p.n_kv_heads + h) * lay.n_split * G;
   for (int g = warp; g < G; g += kWarps) {
-    float m = -INFINITY, l = 0.0f;
-    for (int x = lane; x < n_split; x += 32) {  // slice maxima are finite
-      const float mx = lay.part_m[part0 + x * G + g], lx = lay.part_l[part0 + x * G + g];
-      const float mn = fmaxf(m, mx);
-      l = l * exp2f(m - mn) + lx * exp2f(mx - mn);
-      m = mn;
-    }
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-      const float mo = __shfl_xor_sync(0xffffffffu, m, off);
-      const float lo = __shfl_xor_sync(0xffffffffu, l, off);
-      const float mn = fmaxf(m, mo);  // −inf only where both lanes had no slice (l = 0 there)
-      l = (m == -INFINITY ? 0.0f : l * exp2f(m - mn)) + (mo == -INFINITY ? 0.0f : lo * exp2f(mo - mn));
-      m = mn;
-    }
+    float m = -INFINITY;
+    for (int x = lane; x < n_split; x += 32) m = fmaxf(m, lay.part_m[part0 + x * G + g]);
+    m = warp_max(m);
+    float l = 0.0f;
+    for (int x = lane; x < n_split; x += 32)
+      l += lay.part_l[part0 + x * G + g] * exp2f(lay.part_m[part0 + x * G + g] - m);
+    l = warp_sum(l);
     if (lane == 0) {
       m_s[g] = m;
       inv_l_s[g] = 1.0f / l;
@@ -423,7 +394,6 @@ __global__ void __launch_bounds__(kCombineThreads, 3) decode_combine_kernel(Kern
     float t = 0.0f;
     if (idx < gd) {
       const int g = idx / D;
-#pragma unroll 4  // independent loads in flight together: this loop is a latency chain otherwise
       for (int x = ph; x < n_split; x += phases) {
         const float wgt = exp2f(lay.part_m[part0 + x * G + g] - m_s[g]);
         t = fmaf(lay.part_o[(part0 + x * G) * D + idx], wgt, t);
@@ -441,17 +411,20 @@ __global__ void __launch_bounds__(kCombineThreads, 3) decode_combine_kernel(Kern
   if (c == 0 && threadIdx.x < G) p.lse[q_head0 + threadIdx.x] = lse2_s[threadIdx.x] * kLn2;
 
   // Observations of this slice's keys: a = max over the group of exp2(s − lse2).
-#pragma unroll
-  for (int u = 0; u < kKeys; ++u) {
-    const int j = k0 + u * kCombineThreads + threadIdx.x;
+  const int k0 = c * lay.split, k1 = min(n_keys, k0 + lay.split);
+  const float* sc = lay.scores + (static_cast<int64_t>(blockIdx.z) * p.n_q_heads + h * G) *
+                                     lay.sc_stride;
+  for (int j = k0 + threadIdx.x; j < k1; j += kCombineThreads) {
     float a = 0.0f;
-#pragma unroll
-    for (int g = 0; g < GM; ++g)
-      if (g < G) a = fmaxf(a, exp2f(sv[u][g] - lse2_s[g]));
-    if (j < k1 && j < s.w)
-      p.ring_maw[maw0 + slot[u]] = maw_blend(maw[u], a, p.alpha);
-    else if (j < k1)
+    for (int g = 0; g < G; ++g) a = fmaxf(a, exp2f(sc[g * lay.sc_stride + j] - lse2_s[g]));
+    if (j < s.w) {
+      int slot = s.tail + j;
+      if (slot >= p.capacity) slot -= p.capacity;
+      const int64_t idx = (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity + slot;
+      p.ring_maw[idx] = maw_blend(p.ring_maw[idx], a, p.alpha);
+    } else {
       p.obs_new[s.obs_offset + h] = a;  // n_new = 1: new token 0 of KV head h
+    }
   }
 }
 

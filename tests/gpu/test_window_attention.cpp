@@ -300,8 +300,8 @@ class WindowAttention : public ::testing::Test {
 };
 
 TEST_F(WindowAttention, LongWindowDecodeManySlices) {
-  // Many slices of many key tiles, a last tile cut short, wrapped rings: both decode kernels
-  // (MHA, and GQA on tensor cores) at each head dim and both 16-bit dtypes.
+  // Many slices of many key tiles, a last tile cut short, wrapped rings: the decode kernel at each
+  // head dim, both 16-bit dtypes and group sizes 1, 2, 4, 8.
   struct Shape {
     DType dtype;
     int32_t group, head_dim;
