@@ -210,7 +210,7 @@ void BM_WindowDecode(benchmark::State& state) {
 // args: batch, Hkv, window (full, tail ≠ 0)
 BENCHMARK(BM_WindowDecode)
     ->ArgNames({"batch", "hkv", "window"})
-    ->ArgsProduct({{1, 16, 64}, {32, 8}, {1024, 4096, 16384}})
+    ->ArgsProduct({{1, 16, 64}, {32, 8, 4}, {1024, 4096, 16384}})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
     // Fixed: each iteration times `calls_per_iter` calls and reports the per-call time, so a

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -20,10 +21,10 @@ namespace {
 
 using kernels::DecodeLayout;
 using kernels::KernelArgs;
+using kernels::kMaxSplitKeys;
+using kernels::kTileKeys;  // slice lengths are whole tiles
 using kernels::SeqBatch;
 
-constexpr int kSplitGranule = 16;     // slice lengths are multiples of this
-constexpr int kMaxSplitKeys = 1024;   // bounds the split kernel's shared memory
 constexpr int kMaxSplits = 128;
 // Slices are chosen among counts that give at most this many split blocks (4 waves of 16 blocks
 // on each of 132 SMs, the most a 128-thread block can be resident): the bound workspace_bytes uses.
@@ -36,20 +37,20 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// The most slices any launch of `b` sequences of ≤ max_keys keys may take.
 int64_t max_splits(int64_t b, int32_t hkv, int64_t max_keys) {
   const int64_t by_blocks = std::clamp<int64_t>(kMaxSplitBlocks / (b * hkv), 1, kMaxSplits);
-  return std::max(std::min(by_blocks, ceil_div(max_keys, kSplitGranule)),
+  return std::max(std::min(by_blocks, ceil_div(max_keys, kTileKeys)),
                   ceil_div(max_keys, kMaxSplitKeys));
 }
 
-/// Slices for `b` sequences of at most `max_keys` keys when `slots` split blocks fit on the GPU
-/// at once: the count minimizing waves × (keys per slice + a fixed cost per block), so that the
-/// last wave is not left mostly empty and short slices do not drown in per-block latency.
+/// Slices for `b` sequences of at most `max_keys` keys when `slots` split blocks fit on the GPU at
+/// once: the count minimizing waves × (keys per slice + a fixed cost per block), so that the last
+/// wave is not left mostly empty and short slices do not drown in per-block latency.
 void choose_split(int64_t b, int32_t hkv, int64_t max_keys, int64_t slots, int32_t* split,
                   int32_t* n_split) {
   constexpr int64_t kBlockCostKeys = 160;  // latency of a block's fixed steps, in keys' time
   const int64_t lo = ceil_div(max_keys, kMaxSplitKeys), hi = max_splits(b, hkv, max_keys);
   int64_t best_n = lo, best_cost = INT64_MAX;
   for (int64_t n = lo; n <= hi; ++n) {
-    const int64_t sp = ceil_div(ceil_div(max_keys, n), kSplitGranule) * kSplitGranule;
+    const int64_t sp = ceil_div(ceil_div(max_keys, n), kTileKeys) * kTileKeys;
     if (ceil_div(max_keys, sp) != n) continue;  // the same slices as a smaller count
     const int64_t cost = ceil_div(b * hkv * n, slots) * (sp + kBlockCostKeys);
     if (cost < best_cost) {
@@ -58,7 +59,7 @@ void choose_split(int64_t b, int32_t hkv, int64_t max_keys, int64_t slots, int32
     }
   }
   const int64_t sp = std::min<int64_t>(
-      kMaxSplitKeys, ceil_div(ceil_div(max_keys, best_n), kSplitGranule) * kSplitGranule);
+      kMaxSplitKeys, ceil_div(ceil_div(max_keys, best_n), kTileKeys) * kTileKeys);
   *split = static_cast<int32_t>(sp);
   *n_split = static_cast<int32_t>(ceil_div(max_keys, sp));
 }
@@ -147,33 +148,47 @@ bool decode_layout(const WindowAttentionParams& p, int32_t b, int32_t max_keys, 
   return true;
 }
 
+/// The combine after a split kernel, as its programmatic dependent: its blocks launch while the
+/// split's last blocks run and wait (griddepcontrol.wait) for the split's results.
+cudaError_t launch_combine(const KernelArgs& a, const SeqBatch& sb, const DecodeLayout& lay,
+                           dim3 grid, cudaStream_t stream) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(kernels::kCombineThreads);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, kernels::decode_combine_kernel, a, sb, lay);
+}
+
 /// Launches the decode path; *done = false (nothing launched) when the workspace does not fit.
-template <typename T, int D, int GM>
+template <typename T, int D>
 cudaError_t launch_decode_t(const WindowAttentionParams& p, const KernelArgs& a,
                             const SeqBatch& sb, int32_t b, int32_t max_keys, cudaStream_t stream,
                             bool* done) {
-  static const int64_t slots = resident_slots(kernels::decode_split_kernel<T, D, GM>,
-                                              kernels::decode_split_smem(kMaxSplitKeys, GM, D));
+  auto* kernel = kernels::decode_split_kernel<T, D>;
+  // Raised once to the largest launch (G 8, longest slice), so no attribute call happens inside a
+  // later capture; the resident blocks per group size, with its longest slice.
+  static const cudaError_t attr_err =
+      allow_smem(kernel, kernels::decode_split_smem(kMaxSplitKeys, 8, D));
+  if (attr_err != cudaSuccess) return attr_err;
+  static const auto slots = [&] {
+    std::array<int64_t, 9> s{};
+    for (int g = 1; g <= 8; ++g)
+      s[g] = resident_slots(kernel, kernels::decode_split_smem(kMaxSplitKeys, g, D));
+    return s;
+  }();
   DecodeLayout lay;
-  *done = decode_layout(p, b, max_keys, slots, &lay);
+  *done = decode_layout(p, b, max_keys, slots[a.group], &lay);
   if (!*done) return cudaSuccess;
   const dim3 grid(lay.n_split, a.n_kv_heads, b);
-  kernels::decode_split_kernel<T, D, GM>
-      <<<grid, kernels::kDecThreads, kernels::decode_split_smem(lay.split, GM, D), stream>>>(a, sb,
-                                                                                              lay);
+  kernel<<<grid, kernels::kDecThreads, kernels::decode_split_smem(lay.split, a.group, D), stream>>>(
+      a, sb, lay);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-  kernels::decode_combine_kernel<<<grid, kernels::kCombineThreads, 0, stream>>>(a, sb, lay);
-  return cudaGetLastError();
-}
-
-template <typename T, int D>
-cudaError_t launch_decode_d(const WindowAttentionParams& p, const KernelArgs& a,
-                            const SeqBatch& sb, int32_t b, int32_t max_keys, cudaStream_t stream,
-                            bool* done) {
-  if (a.group <= 1) return launch_decode_t<T, D, 1>(p, a, sb, b, max_keys, stream, done);
-  if (a.group <= 2) return launch_decode_t<T, D, 2>(p, a, sb, b, max_keys, stream, done);
-  if (a.group <= 4) return launch_decode_t<T, D, 4>(p, a, sb, b, max_keys, stream, done);
-  return launch_decode_t<T, D, 8>(p, a, sb, b, max_keys, stream, done);
+  return launch_combine(a, sb, lay, grid, stream);
 }
 
 template <typename T>
@@ -181,9 +196,9 @@ cudaError_t launch_decode(const WindowAttentionParams& p, const KernelArgs& a,
                           const SeqBatch& sb, int32_t b, int32_t max_keys, cudaStream_t stream,
                           bool* done) {
   switch (a.head_dim) {
-    case 64: return launch_decode_d<T, 64>(p, a, sb, b, max_keys, stream, done);
-    case 128: return launch_decode_d<T, 128>(p, a, sb, b, max_keys, stream, done);
-    default: return launch_decode_d<T, 256>(p, a, sb, b, max_keys, stream, done);
+    case 64: return launch_decode_t<T, 64>(p, a, sb, b, max_keys, stream, done);
+    case 128: return launch_decode_t<T, 128>(p, a, sb, b, max_keys, stream, done);
+    default: return launch_decode_t<T, 256>(p, a, sb, b, max_keys, stream, done);
   }
 }
 

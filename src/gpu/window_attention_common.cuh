@@ -7,7 +7,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <type_traits>
 
 #include "gpu/window_attention.hpp"
 
@@ -60,33 +59,6 @@ struct KernelArgs {
 __device__ __forceinline__ float to_f(float x) { return x; }
 __device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
 __device__ __forceinline__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
-
-/// 8 16-bit elements from one 16-byte load.
-template <typename T>
-__device__ __forceinline__ void unpack8(const uint4& u, float (&f)[8]) {
-  const uint32_t w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      // bf16 → fp32 is a shift: low half is element 2i, high half element 2i+1.
-      f[2 * i] = __uint_as_float(w[i] << 16);
-      f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
-    } else {
-      const float2 x = __half22float2(*reinterpret_cast<const __half2*>(&w[i]));
-      f[2 * i] = x.x;
-      f[2 * i + 1] = x.y;
-    }
-  }
-}
-
-/// Streaming 16-byte load of K/V, read once per call: keep it out of L1.
-__device__ __forceinline__ uint4 load_stream16(const void* p) {
-  uint4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "l"(p));
-  return r;
-}
 
 /// Row of key j (0 = oldest window entry) of sequence s for KV head h: ring slot (tail + j) mod
 /// capacity for j < w, else new token j − w from k_new / v_new ([T, Hkv, D]).

@@ -1,10 +1,16 @@
-// The decode path (every sequence brings one new token), fp16/bf16, head dim 64/128/256:
-// flash-decoding. The split kernel takes a slice of one (sequence, KV head)'s keys and all G
-// query heads of the group, so each K/V row is read once, with 16-byte loads; it keeps the slice's
-// scores in shared memory (K pass, then V pass: no online rescaling) and leaves them, base 2, in
-// the workspace. The combine kernel merges the slices' partial states into o and LSE and turns
-// the stored scores into the MAW observation of every key in parallel, with no second read of K.
+// The decode path (every sequence brings one new token), fp16/bf16, head dim 64/128/256, group
+// G ≤ 8: flash-decoding. The split kernel takes a slice of one (sequence, KV head)'s keys and all
+// G query heads of the group, so each K/V row is read once. It runs on tensor cores (mma.sync
+// m16n8k16, the group's heads as the M rows) with K/V tiles staged through shared memory by
+// cp.async, for every G: CUDA-core dot products for G heads per key bound a kernel by instruction
+// issue, not by HBM, from G = 2 on, and at G = 1 this kernel measured as fast as the CUDA-core
+// one it replaced (bench/results/gpu-window). It keeps the slice's scores in shared memory (K pass, then V pass: no online
+// rescaling) and leaves them, base 2, in the workspace. The combine kernel merges the slices'
+// partial states into o and LSE and turns the stored scores into the MAW observation of every key
+// in parallel, with no second read of K.
 #pragma once
+
+#include <type_traits>
 
 #include "gpu/window_attention_common.cuh"
 
@@ -13,9 +19,9 @@ namespace hgca::gpu::kernels {
 inline constexpr int kDecThreads = 128;  // 4 warps
 inline constexpr int kDecWarps = kDecThreads / 32;
 inline constexpr int kCombineThreads = 256;
-/// Split blocks per SM asked of the register allocator (64 / 72 / 80 / 128 registers): enough
-/// warps with loads in flight to cover HBM latency, no spills (ptxas -v).
-constexpr int dec_min_blocks(int gm) { return gm == 1 ? 8 : gm == 2 ? 7 : gm == 4 ? 6 : 4; }
+/// Most keys one slice takes: bounds the split kernel's shared memory.
+inline constexpr int kMaxSplitKeys = 1024;
+inline constexpr int kTileKeys = 64;  // keys per staged tile: 16 per warp (an mma's n or k)
 
 /// Where one decode launch keeps its intermediates in the caller's workspace.
 struct DecodeLayout {
@@ -28,144 +34,33 @@ struct DecodeLayout {
   float* scores = nullptr;  ///< [b, Hq, sc_stride] q·k·sm_scale·log2 e
 };
 
-/// Dynamic shared memory of decode_split_kernel: the slice's scores, reused for the warps' o.
-inline std::size_t decode_split_smem(int split, int gm, int d) {
-  const std::size_t scores = static_cast<std::size_t>(gm) * split;
-  const std::size_t reduce = static_cast<std::size_t>(kDecWarps) * gm * d;
-  return sizeof(float) * (scores > reduce ? scores : reduce);
-}
-
-/// Sums v[0..GM) over the kTpk lanes sharing a key (lane index dl within them, kTpk ≥ GM, both
-/// powers of two). Returns the head whose total this lane then holds in v[0]; every lane of the
-/// group holds one head, and the kTpk / GM lanes with equal low bits hold the same head.
-template <int GM, int kTpk>
-__device__ __forceinline__ int reduce_scatter(float (&v)[GM], int dl) {
-  static_assert(kTpk >= GM, "one head per lane at least");
-  int head = 0;
-#pragma unroll
-  for (int cnt = GM, off = kTpk / 2; cnt > 1; cnt >>= 1, off >>= 1) {
-    const bool upper = (dl & off) != 0;
-#pragma unroll
-    for (int i = 0; i < cnt / 2; ++i) {
-      const float keep = upper ? v[i + cnt / 2] : v[i];
-      const float send = upper ? v[i] : v[i + cnt / 2];
-      v[i] = keep + __shfl_xor_sync(0xffffffffu, send, off);
-    }
-    if (upper) head += cnt / 2;
-  }
-#pragma unroll
-  for (int off = kTpk / (2 * GM); off > 0; off >>= 1)
-    v[0] += __shfl_xor_sync(0xffffffffu, v[0], off);
-  return head;
-}
-
-/// Grid (slices, Hkv, sequences). GM ≥ G is the group size compiled for (extra heads masked).
-template <typename T, int D, int GM>
-__global__ void __launch_bounds__(kDecThreads, dec_min_blocks(GM)) decode_split_kernel(KernelArgs p, SeqBatch sb,
-                                                                   DecodeLayout lay) {
-  constexpr int kTpk = D / 8;             // lanes per key row (16 bytes each)
-  constexpr int kKpw = 32 / kTpk;         // keys per warp per load
-  constexpr int kKpb = kDecWarps * kKpw;  // keys per block per load
-  constexpr int kUnroll = 4;              // loads per thread per step; two steps in flight
-  constexpr int kStep = kKpb * kUnroll;
-
-  const WindowSeq s = sb.get(blockIdx.z);
-  const int h = blockIdx.y, c = blockIdx.x, G = p.group;
-  const int n_keys = s.w + 1;
-  const int k0 = c * lay.split;
-  if (k0 >= n_keys) return;
-  const int n = min(lay.split, n_keys - k0);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int kg = lane / kTpk, dl = lane % kTpk;
-  const int key_lane = warp * kKpw + kg;  // this thread's key within a load step
-
-  const int64_t ring_off =
-      (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity * D + dl * 8;
-  const T* ring_k = static_cast<const T*>(p.ring_k) + ring_off;
-  const T* ring_v = static_cast<const T*>(p.ring_v) + ring_off;
-  const int64_t new_off = (s.q_row * p.n_kv_heads + h) * D + dl * 8;
-  const T* k_new = static_cast<const T*>(p.k_new) + new_off;
-  const T* v_new = static_cast<const T*>(p.v_new) + new_off;
-  // Loads the 16 bytes of this thread for the keys of step `base` (zeros past the slice).
-  auto load_step = [&](const T* ring, const T* fresh, int base, uint4 (&raw)[kUnroll]) {
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int jj = base + u * kKpb + key_lane;
-      raw[u] = make_uint4(0, 0, 0, 0);
-      if (jj < n) {
-        const int j = k0 + jj;
-        int slot = s.tail + j;
-        if (slot >= p.capacity) slot -= p.capacity;
-        raw[u] = load_stream16(j < s.w ? ring + static_cast<int64_t>(slot) * D : fresh);
-      }
-    }
-  };
-
-  extern __shared__ float smem[];
-  float* sc = smem;  // [GM][split]
-
-  // ---- K pass: scores of the slice ----
-  float q[GM][8];
-  {
-    const T* qp = static_cast<const T*>(p.q) + (s.q_row * p.n_q_heads + h * G) * D + dl * 8;
-#pragma unroll
-    for (int g = 0; g < GM; ++g) {
-      if (g < G) {
-        unpack8<T>(__ldg(reinterpret_cast<const uint4*>(qp + g * D)), q[g]);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) q[g][e] *= p.scale2;
-      } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) q[g][e] = 0.0f;
-      }
-    }
-  }
-  uint4 cur[kUnroll];
-  load_step(ring_k, k_new, 0, cur);
-  for (int base = 0; base < n; base += kStep) {
-    uint4 nxt[kUnroll];
-    load_step(ring_k, k_new, base + kStep, nxt);  // next step in flight while this one computes
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int jj = base + u * kKpb + key_lane;
-      float kf[8];
-      unpack8<T>(cur[u], kf);
-      float sg[GM];
-#pragma unroll
-      for (int g = 0; g < GM; ++g) {
-        float acc = 0.0f;
-#pragma unroll
-        for (int e = 0; e < 8; ++e) acc = fmaf(q[g][e], kf[e], acc);
-        sg[g] = acc;
-      }
-      // Sum over the key's kTpk lanes: reduce-scatter (each step halves the heads a lane
-      // carries) then a plain reduction; shuffles per key fall from GM·log2(kTpk) to about
-      // GM + log2(kTpk). Afterwards lane dl holds head reduce_head(dl).
-      const int mine = reduce_scatter<GM, kTpk>(sg, dl);
-      if (jj < n && (dl & (kTpk / GM - 1)) == 0 && mine < G) sc[mine * lay.split + jj] = sg[0];
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) cur[u] = nxt[u];
-  }
-  load_step(ring_v, v_new, 0, cur);  // V's first step in flight across the statistics
-  __syncthreads();
-
-  // ---- slice max and sum per head; scores out to the workspace; sc becomes exp2(s − m) ----
-  const int64_t part = ((static_cast<int64_t>(blockIdx.z) * p.n_kv_heads + h) * lay.n_split + c) * G;
+/// The slice's statistics, one warp per head of the group: the scores of keys [k0, k0 + n) out to
+/// the workspace, part_m = their max m and part_l = Σ exp2(s − m); the head's row of `sc`
+/// (`sc_row` floats apart) becomes exp2(s − m) over [0, n) and 0 over [n, n_pad).
+__device__ __forceinline__ void slice_stats(const KernelArgs& p, const DecodeLayout& lay, float* sc,
+                                            int sc_row, int n, int n_pad, int k0, int64_t part) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, G = p.group;
+  // The combine reads the scores back soon, while K/V stream through L2 marked evict-first: ask L2
+  // to keep them (the workspace is reused by every call, so they need not reach HBM at all).
+  uint64_t evict_last;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(evict_last));
   for (int g = warp; g < G; g += kDecWarps) {
-    float* row = sc + g * lay.split;
-    float* out = lay.scores + (static_cast<int64_t>(blockIdx.z) * p.n_q_heads + h * G + g) *
-                                  lay.sc_stride + k0;
+    float* row = sc + g * sc_row;
+    float* out = lay.scores +
+                 (static_cast<int64_t>(blockIdx.z) * p.n_q_heads + blockIdx.y * G + g) *
+                     lay.sc_stride + k0;
     float m = -INFINITY;
     for (int jj = lane; jj < n; jj += 32) {
       const float v = row[jj];
-      out[jj] = v;
+      asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(out + jj), "f"(v),
+                   "l"(evict_last)
+                   : "memory");
       m = fmaxf(m, v);
     }
     m = warp_max(m);
     float l = 0.0f;
-    for (int jj = lane; jj < n; jj += 32) {
-      const float e = exp2f(row[jj] - m);
+    for (int jj = lane; jj < n_pad; jj += 32) {
+      const float e = jj < n ? exp2f(row[jj] - m) : 0.0f;
       row[jj] = e;
       l += e;
     }
@@ -175,69 +70,291 @@ __global__ void __launch_bounds__(kDecThreads, dec_min_blocks(GM)) decode_split_
       lay.part_l[part + g] = l;
     }
   }
-  __syncthreads();
+}
 
-  // ---- V pass: Σ exp2(s − m)·v ----
-  float acc[GM][8];
-#pragma unroll
-  for (int g = 0; g < GM; ++g)
-#pragma unroll
-    for (int e = 0; e < 8; ++e) acc[g][e] = 0.0f;
-  for (int base = 0; base < n; base += kStep) {
-    uint4 nxt[kUnroll];
-    load_step(ring_v, v_new, base + kStep, nxt);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int jj = base + u * kKpb + key_lane;
-      if (jj < n) {
-        float vf[8];
-        unpack8<T>(cur[u], vf);
-#pragma unroll
-        for (int g = 0; g < GM; ++g) {
-          const float pg = g < G ? sc[g * lay.split + jj] : 0.0f;
-#pragma unroll
-          for (int e = 0; e < 8; ++e) acc[g][e] = fmaf(pg, vf[e], acc[g][e]);
-        }
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) cur[u] = nxt[u];
-  }
-  // Keys of a warp → one row per warp, then the warps through shared memory.
-#pragma unroll
-  for (int off = kTpk; off < 32; off <<= 1) {
-#pragma unroll
-    for (int g = 0; g < GM; ++g)
-#pragma unroll
-      for (int e = 0; e < 8; ++e) acc[g][e] += __shfl_xor_sync(0xffffffffu, acc[g][e], off);
-  }
-  __syncthreads();  // sc is dead: reuse it for the warps' rows
-  float* red = smem;  // [warps][G][D]
-  if (kg == 0) {
-#pragma unroll
-    for (int g = 0; g < GM; ++g) {
-      if (g < G) {
-        float4* dst = reinterpret_cast<float4*>(red + (warp * G + g) * D + dl * 8);
-        dst[0] = make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
-        dst[1] = make_float4(acc[g][4], acc[g][5], acc[g][6], acc[g][7]);
-      }
-    }
-  }
-  __syncthreads();
-  float* part_o = lay.part_o + part * D;
-  for (int idx = threadIdx.x; idx < G * D; idx += kDecThreads) {
+/// The slice's Σ exp2(s − m)·v: the warps' partial rows `red` [warps][G·D] added into part_o.
+__device__ __forceinline__ void store_part_o(const float* red, float* part_o, int gd) {
+  for (int idx = threadIdx.x; idx < gd; idx += kDecThreads) {
     float t = 0.0f;
 #pragma unroll
-    for (int w = 0; w < kDecWarps; ++w) t += red[w * G * D + idx];
+    for (int w = 0; w < kDecWarps; ++w) t += red[w * gd + idx];
     part_o[idx] = t;
   }
 }
 
+/// Tile stages of the pipeline: 64 KB of K/V per block in flight or in use (8, 4, 2 for D 64,
+/// 128, 256), so that two blocks per SM keep about 100 KB of loads in flight.
+__host__ __device__ constexpr int tile_stages(int d) {
+  return 65536 / (kTileKeys * d * 2) > 2 ? 65536 / (kTileKeys * d * 2) : 2;
+}
+/// Floats between the heads' rows of the slice scores in shared memory: the split rounded up to
+/// whole tiles, plus 8 so that the 8 heads' rows start 8 banks apart (conflict-free fragments).
+__host__ __device__ constexpr int scores_row(int split) {
+  return (split + kTileKeys - 1) / kTileKeys * kTileKeys + 8;
+}
+/// Dynamic shared memory of decode_split_kernel: the tile stages, then the slice's scores of G heads.
+inline std::size_t decode_split_smem(int split, int g, int d) {
+  return static_cast<std::size_t>(tile_stages(d)) * kTileKeys * d * 2 +
+         sizeof(float) * static_cast<std::size_t>(g) * scores_row(split);
+}
+
+/// 16-byte cp.async global → shared, zero-filled past `src_bytes` (0: nothing is read), with an
+/// L2 eviction policy.
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int src_bytes,
+                                           uint64_t policy) {
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst),
+               "l"(src), "r"(src_bytes), "l"(policy)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+/// Four 8×8 b16 matrices; lanes 8i..8i+7 give the row addresses of matrix i. TRANS: transposed.
+template <bool TRANS>
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+  if constexpr (TRANS)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
+}
+/// d += a·b, m16n8k16, fp32 accumulators, T = __half or __nv_bfloat16 operands.
+template <typename T>
+__device__ __forceinline__ void mma_16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                          uint32_t a3, uint32_t b0, uint32_t b1) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  else
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+/// The residual p − hi of a weight is scaled by this before rounding to T (and the lo rows of o
+/// by its inverse): fp16's exponent range would flush small residuals; bf16's would not.
+template <typename T>
+inline constexpr float kLoScale = std::is_same_v<T, __half> ? 2048.0f : 1.0f;
+
+/// Two fp32 weights as T pairs hi = T(p) and lo = T((p − hi)·kLoScale): hi + lo/kLoScale keeps
+/// about 17 bits of p where T alone keeps 8 (bf16) or 11 (fp16), so o meets the fp32 tolerances.
+template <typename T>
+__device__ __forceinline__ void split_weights(float2 p, uint32_t* hi, uint32_t* lo) {
+  constexpr float s = kLoScale<T>;
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(p.x, p.y);
+    const float2 hf = __bfloat1622float2(h);
+    const __nv_bfloat162 l = __floats2bfloat162_rn((p.x - hf.x) * s, (p.y - hf.y) * s);
+    *hi = *reinterpret_cast<const uint32_t*>(&h);
+    *lo = *reinterpret_cast<const uint32_t*>(&l);
+  } else {
+    const __half2 h = __floats2half2_rn(p.x, p.y);
+    const float2 hf = __half22float2(h);
+    const __half2 l = __floats2half2_rn((p.x - hf.x) * s, (p.y - hf.y) * s);
+    *hi = *reinterpret_cast<const uint32_t*>(&h);
+    *lo = *reinterpret_cast<const uint32_t*>(&l);
+  }
+}
+
+/// Grid (slices, Hkv, sequences), 1 ≤ G ≤ 8. The group's query heads are rows 0..G−1 of the mma's
+/// M = 16. Scores S = Q·Kᵀ: each warp takes 16 keys of every 64-key tile (two n8 tiles), K from
+/// shared memory by ldmatrix. Output O = P·V: rows 0..7 of P carry the weights rounded to T (hi)
+/// and rows 8..15 their residuals (lo), so one mma keeps fp32-like weights and every thread holds
+/// both halves of its head's sum. K then V tiles of the slice stream through one cp.async ring of
+/// tile_stages(D) stages; rows are 16-byte chunks XOR-swizzled by row mod 8 (conflict-free ldmatrix).
+template <typename T, int D>
+__global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
+    decode_split_kernel(KernelArgs p, SeqBatch sb, DecodeLayout lay) {
+  constexpr int kChunks = D / 8;  // 16-byte chunks per key row
+  constexpr int kTileBytes = kTileKeys * D * 2;
+  constexpr int kStages = tile_stages(D);
+  constexpr int kRowsPerPass = kDecThreads / kChunks;  // rows the block's threads copy at once
+  constexpr int kLoads = kTileKeys / kRowsPerPass;  // cp.async per thread per tile
+  static_assert(kLoads * kRowsPerPass == kTileKeys, "whole tiles per block");
+  static_assert(kTileKeys == 16 * kDecWarps, "16 keys per warp per tile");
+  asm volatile("griddepcontrol.launch_dependents;");  // the combine may take slots as blocks end
+
+  const WindowSeq s = sb.get(blockIdx.z);
+  const int h = blockIdx.y, c = blockIdx.x, G = p.group;
+  const int n_keys = s.w + 1;
+  const int k0 = c * lay.split;
+  if (k0 >= n_keys) return;
+  const int n = min(lay.split, n_keys - k0);
+  const int n_tiles = (n + kTileKeys - 1) / kTileKeys;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int gid = lane >> 2, tig = lane & 3;  // fragment row (query head) and column pair
+
+  extern __shared__ float smem[];
+  const uint32_t stages = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  const int sc_row = scores_row(lay.split);
+  float* sc = smem + kStages * kTileBytes / 4;  // [G][sc_row] scores, then weights
+
+  const int64_t ring_off = (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity * D;
+  const int64_t new_off = (s.q_row * p.n_kv_heads + h) * D;
+  uint64_t evict_first;  // K/V are read once: let them leave L2 before the scores and MAW
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(evict_first));
+  // This thread copies chunk ch0 of rows u·kRowsPerPass + r0 of every tile.
+  const int r0 = threadIdx.x / kChunks, ch0 = threadIdx.x % kChunks;
+  // Load i of the slice: K tile i for i < n_tiles, else V tile i − n_tiles. Keys past the slice
+  // are zero-filled (a V row of garbage could hold NaN, and 0·NaN is NaN).
+  auto load_tile = [&](int i) {
+    const bool is_v = i >= n_tiles;
+    const int jt = (is_v ? i - n_tiles : i) * kTileKeys;  // the tile's first key in the slice
+    const T* ring = static_cast<const T*>(is_v ? p.ring_v : p.ring_k) + ring_off;
+    const T* fresh = static_cast<const T*>(is_v ? p.v_new : p.k_new) + new_off;
+    const uint32_t dst = stages + (i % kStages) * kTileBytes;
+    int slot = s.tail + k0 + jt;  // k0 + jt ≤ w ≤ capacity: one subtraction wraps it
+    if (slot >= p.capacity) slot -= p.capacity;
+    if (jt + kTileKeys <= n && k0 + jt + kTileKeys <= s.w &&
+        slot + kTileKeys <= p.capacity) {
+      // The usual tile: ring rows in a row, so one base address and fixed strides.
+      const T* src = ring + static_cast<int64_t>(slot + r0) * D + ch0 * 8;
+#pragma unroll
+      for (int u = 0; u < kLoads; ++u) {
+        const int r = u * kRowsPerPass + r0;
+        cp_async16(dst + r * (D * 2) + ((ch0 ^ (r & 7)) << 4), src + u * kRowsPerPass * D, 16,
+                   evict_first);
+      }
+      return;
+    }
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {  // past the slice, the ring's wrap or the new token
+      const int r = u * kRowsPerPass + r0;
+      const int jj = jt + r;
+      const T* src = fresh;  // a valid address even when nothing is read
+      int bytes = 0;
+      if (jj < n) {
+        const int j = k0 + jj;
+        if (j < s.w) {
+          int sl = s.tail + j;
+          if (sl >= p.capacity) sl -= p.capacity;
+          src = ring + static_cast<int64_t>(sl) * D;
+        }
+        src += ch0 * 8;
+        bytes = 16;
+      }
+      cp_async16(dst + r * (D * 2) + ((ch0 ^ (r & 7)) << 4), src, bytes, evict_first);
+    }
+  };
+
+  const int n_loads = 2 * n_tiles;
+#pragma unroll
+  for (int i = 0; i < kStages - 1; ++i) {
+    if (i < n_loads) load_tile(i);
+    cp_async_commit();
+  }
+  // Waits for load i, refills the stage every warp has finished with, returns load i's stage.
+  auto next_stage = [&](int i) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();  // load i has landed, and every warp is done with stage (i − 1): refill it
+    if (i + kStages - 1 < n_loads) load_tile(i + kStages - 1);
+    cp_async_commit();
+    return stages + (i % kStages) * kTileBytes;
+  };
+  // ldmatrix row of this lane: matrix lane / 8, its row lane % 8 (= the row's swizzle).
+  const int lm = lane >> 3, lr = lane & 7;
+
+  // ---- K pass: scores of the warp's keys 16·warp + [0, 16) of every tile ----
+  {
+    // Q as the A fragments of S = Q·Kᵀ: row gid = head gid of the group; rows ≥ G and the lo
+    // rows 8..15 (a1, a3) are zero.
+    uint32_t qa[D / 16][2];
+    const T* qp = static_cast<const T*>(p.q) + (s.q_row * p.n_q_heads + h * G + gid) * D + 2 * tig;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      qa[kk][0] = gid < G ? __ldg(reinterpret_cast<const unsigned int*>(qp + kk * 16)) : 0u;
+      qa[kk][1] = gid < G ? __ldg(reinterpret_cast<const unsigned int*>(qp + kk * 16 + 8)) : 0u;
+    }
+    // Matrices: keys +0..7 dims lo/hi half of the k-step, keys +8..15 the same (b0, b1 of each n8).
+    const int r = warp * 16 + (lm >> 1) * 8 + lr;
+    for (int t = 0; t < n_tiles; ++t) {
+      const uint32_t tile = next_stage(t);
+      float sacc[2][4] = {};
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        uint32_t b[4];
+        ldmatrix_x4<false>(b, tile + r * (D * 2) + (((2 * kk + (lm & 1)) ^ lr) << 4));
+        mma_16816<T>(sacc[0], qa[kk][0], 0u, qa[kk][1], 0u, b[0], b[1]);
+        mma_16816<T>(sacc[1], qa[kk][0], 0u, qa[kk][1], 0u, b[2], b[3]);
+      }
+      if (gid < G) {
+        float* row = sc + gid * sc_row + t * kTileKeys + warp * 16 + 2 * tig;
+#pragma unroll
+        for (int nn = 0; nn < 2; ++nn)
+          *reinterpret_cast<float2*>(row + nn * 8) =
+              make_float2(sacc[nn][0] * p.scale2, sacc[nn][1] * p.scale2);
+      }
+    }
+  }
+
+  // ---- V pass: O += P·V over the warp's keys of every tile ----
+  const int64_t part = ((static_cast<int64_t>(blockIdx.z) * p.n_kv_heads + h) * lay.n_split + c) * G;
+  float acc[D / 8][4];  // O, n8 tile of dims: c0, c1 hi rows (head gid), c2, c3 its lo rows
+#pragma unroll
+  for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[nt][e] = 0.0f;
+  {
+    // Matrices (transposed): keys +0..7 and +8..15 of dims 16·dp + 0..7, then of + 8..15.
+    const int r = warp * 16 + (lm & 1) * 8 + lr;
+    for (int t = 0; t < n_tiles; ++t) {
+      const uint32_t tile = next_stage(n_tiles + t);
+      if (t == 0) {  // every score of the slice is in (barrier above): weights for V
+        slice_stats(p, lay, sc, sc_row, n, n_tiles * kTileKeys, k0, part);
+        __syncthreads();
+      }
+      uint32_t a[4] = {0u, 0u, 0u, 0u};
+      if (gid < G) {
+        const float* row = sc + gid * sc_row + t * kTileKeys + warp * 16 + 2 * tig;
+        split_weights<T>(*reinterpret_cast<const float2*>(row), &a[0], &a[1]);
+        split_weights<T>(*reinterpret_cast<const float2*>(row + 8), &a[2], &a[3]);
+      }
+#pragma unroll
+      for (int dp = 0; dp < D / 16; ++dp) {
+        uint32_t b[4];
+        ldmatrix_x4<true>(b, tile + r * (D * 2) + (((2 * dp + (lm >> 1)) ^ lr) << 4));
+        mma_16816<T>(acc[2 * dp], a[0], a[1], a[2], a[3], b[0], b[1]);
+        mma_16816<T>(acc[2 * dp + 1], a[0], a[1], a[2], a[3], b[2], b[3]);
+      }
+    }
+  }
+  cp_async_wait<0>();  // only empty groups remain; the stages become the warps' rows of o
+  __syncthreads();
+  float* red = smem;  // [warps][G][D]
+  if (gid < G) {
+    constexpr float inv_lo = 1.0f / kLoScale<T>;
+#pragma unroll
+    for (int nt = 0; nt < D / 8; ++nt)
+      *reinterpret_cast<float2*>(red + (warp * G + gid) * D + nt * 8 + 2 * tig) =
+          make_float2(acc[nt][0] + acc[nt][2] * inv_lo, acc[nt][1] + acc[nt][3] * inv_lo);
+  }
+  __syncthreads();
+  store_part_o(red, lay.part_o + part * D, G * D);
+}
+
 /// Grid (slices, Hkv, sequences). Every block merges the slices' (m, l) of its (sequence, KV
 /// head) into the LSE; block x then writes its share of o (all its threads summing over the
-/// slices in parallel) and the observations of slice x's keys.
+/// slices in parallel) and the observations of slice x's keys. (Loading the slice's scores before
+/// the statistics, with registers for G scores per key, measured slower for G ≥ 2: occupancy
+/// matters more here than loads in flight per thread.)
 __global__ void __launch_bounds__(kCombineThreads) decode_combine_kernel(KernelArgs p, SeqBatch sb,
                                                                          DecodeLayout lay) {
+  // Launched as a programmatic dependent of the split kernel: wait for its results to be visible.
+  asm volatile("griddepcontrol.wait;" ::: "memory");
   const WindowSeq s = sb.get(blockIdx.z);
   const int h = blockIdx.y, c = blockIdx.x, G = p.group, D = p.head_dim;
   const int n_keys = s.w + 1;

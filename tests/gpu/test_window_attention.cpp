@@ -300,11 +300,19 @@ class WindowAttention : public ::testing::Test {
 };
 
 TEST_F(WindowAttention, LongWindowDecodeManySlices) {
-  for (DType dt : {DType::kBFloat16, DType::kFloat16}) {
+  // Many slices of many key tiles, a last tile cut short, wrapped rings: the decode kernel at each
+  // head dim, both 16-bit dtypes and group sizes 1, 2, 4, 8.
+  struct Shape {
+    DType dtype;
+    int32_t group, head_dim;
+  };
+  for (const Shape& sh : {Shape{DType::kBFloat16, 4, 128}, Shape{DType::kFloat16, 4, 128},
+                          Shape{DType::kBFloat16, 1, 128}, Shape{DType::kFloat16, 2, 64},
+                          Shape{DType::kBFloat16, 8, 256}, Shape{DType::kFloat16, 8, 128}}) {
     Case c;
-    c.dtype = dt;
-    c.group = 4;
-    c.head_dim = 128;
+    c.dtype = sh.dtype;
+    c.group = sh.group;
+    c.head_dim = sh.head_dim;
     c.hkv = 2;
     c.capacity = 5000;
     c.seqs = {{5000, 1, 1234}, {4000, 1, 4500}, {100, 1, 0}};
