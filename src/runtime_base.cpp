@@ -172,6 +172,7 @@ Status RuntimeBase::layer_stats(int32_t layer, LayerStats* out) const {
                            (static_cast<double>(st.store_tokens) * opt_.n_kv_heads);
   }
   st.reevaluations = reevaluations_[layer];
+  st.transfer_seconds = transfer_seconds(layer);
   *out = std::move(st);
   return Status::ok();
 }

@@ -65,6 +65,8 @@ class RuntimeBase : public Runtime {
   virtual int64_t window_size(const SequenceState& seq, int32_t layer) const = 0;
   /// Waits until everything enqueued has run (the state the query functions read is then final).
   virtual Status drain() const { return Status::ok(); }
+  /// LayerStats::transfer_seconds, read after drain().
+  virtual double transfer_seconds(int32_t /*layer*/) const { return 0.0; }
 
   /// Maps exceptions from allocation to a Status; nothing inside the runtime throws otherwise.
   template <typename F>

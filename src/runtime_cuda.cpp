@@ -84,6 +84,79 @@ class Buffer {
   std::size_t bytes_ = 0;
 };
 
+/// Per layer, the seconds that stretches of stream work moving KV out of the window took (CUDA
+/// events around them, read back once they have run), plus time the host measured itself.
+class TransferClock {
+ public:
+  explicit TransferClock(int32_t layers) : seconds_(static_cast<std::size_t>(layers), 0.0) {}
+  TransferClock(const TransferClock&) = delete;
+  TransferClock& operator=(const TransferClock&) = delete;
+  ~TransferClock() {
+    for (const Stretch& s : pending_) free_.insert(free_.end(), {s.start, s.end});
+    for (cudaEvent_t e : free_) cudaEventDestroy(e);
+  }
+
+  /// Records the start of a stretch of `layer` on `stream`; end() records its end on the same stream.
+  Status begin(int32_t layer, cudaStream_t stream) {
+    cudaEvent_t start = nullptr, end = nullptr;
+    HGCA_CUDA_TRY(take(&start));
+    HGCA_CUDA_TRY(take(&end));
+    HGCA_CUDA_TRY(cudaEventRecord(start, stream));
+    open_ = {layer, start, end};
+    return Status::ok();
+  }
+  Status end(cudaStream_t stream) {
+    HGCA_CUDA_TRY(cudaEventRecord(open_.end, stream));
+    std::lock_guard lock(mutex_);
+    pending_.push_back(open_);
+    return Status::ok();
+  }
+  /// Time the host spent on a transfer's behalf (a host function that blocks a stream).
+  void add(int32_t layer, double seconds) {
+    std::lock_guard lock(mutex_);
+    seconds_[layer] += seconds;
+  }
+  /// Adds up the stretches that have run and recycles their events.
+  void collect() {
+    std::lock_guard lock(mutex_);
+    std::erase_if(pending_, [&](const Stretch& s) {
+      if (cudaEventQuery(s.end) != cudaSuccess) {
+        cudaGetLastError();  // cudaErrorNotReady: still running
+        return false;
+      }
+      float ms = 0.0f;
+      if (cudaEventElapsedTime(&ms, s.start, s.end) == cudaSuccess) seconds_[s.layer] += 1e-3 * ms;
+      cudaGetLastError();
+      free_.insert(free_.end(), {s.start, s.end});
+      return true;
+    });
+  }
+  double seconds(int32_t layer) {
+    collect();
+    std::lock_guard lock(mutex_);
+    return seconds_[layer];
+  }
+
+ private:
+  struct Stretch {
+    int32_t layer = 0;
+    cudaEvent_t start = nullptr, end = nullptr;
+  };
+  cudaError_t take(cudaEvent_t* e) {
+    std::lock_guard lock(mutex_);
+    if (free_.empty()) return cudaEventCreate(e);
+    *e = free_.back();
+    free_.pop_back();
+    return cudaSuccess;
+  }
+
+  std::mutex mutex_;
+  std::vector<double> seconds_;
+  std::vector<Stretch> pending_;
+  std::vector<cudaEvent_t> free_;
+  Stretch open_;  // begun on the enqueueing thread, not yet ended
+};
+
 /// The enqueue-time view of one (layer, sequence) window: where its ring's oldest entry is and how
 /// many entries it holds once the calls enqueued so far have run.
 struct WindowState {
@@ -114,7 +187,7 @@ struct CallJob {
 
 class CudaRuntime final : public RuntimeBase {
  public:
-  explicit CudaRuntime(const Options& options) : RuntimeBase(options) {}
+  explicit CudaRuntime(const Options& options) : RuntimeBase(options), transfer_clock_(options.n_layers) {}
 
   ~CudaRuntime() override {
     cudaDeviceSynchronize();  // host functions of enqueued calls still point at this runtime
@@ -256,6 +329,7 @@ class CudaRuntime final : public RuntimeBase {
     if (enqueued_outside_capture_) HGCA_CUDA_TRY(cudaEventSynchronize(done_));
     return deferred_error();
   }
+  double transfer_seconds(int32_t layer) const override { return transfer_clock_.seconds(layer); }
 
   /// An error a host function met; reported by the next call (the one that enqueued it returned).
   Status deferred_error() const {
@@ -403,6 +477,11 @@ class CudaRuntime final : public RuntimeBase {
     cp.staging_maw = staging_maw_dev_.as<float>();
     cp.seqs = cseqs.data();
     cp.batch = step.size();
+    // Timed: the eviction's part of the stream, from the pack to the store update it waits for.
+    const bool timed = staged > 0 && !capturing;
+    if (timed) {
+      if (Status s = transfer_clock_.begin(layer, stream); !s) return s;
+    }
     if (staged > 0) {
       HGCA_CUDA_TRY(gpu::launch_evict_pack(cp, stream));
       HGCA_CUDA_TRY(cudaMemcpyAsync(staging_k_.get(), staging_k_dev_.get(), staged * row_bytes, cudaMemcpyDeviceToHost, stream));
@@ -416,6 +495,9 @@ class CudaRuntime final : public RuntimeBase {
         auto* j = static_cast<CallJob*>(p);
         j->runtime->commit_part(*j);
       }, job.get()));
+    }
+    if (timed) {
+      if (Status s = transfer_clock_.end(stream); !s) return s;
     }
     if (!capturing) {
       HGCA_CUDA_TRY(cudaEventRecord(done_, stream));
@@ -487,6 +569,7 @@ class CudaRuntime final : public RuntimeBase {
 
   /// Frees the jobs whose host functions have all run (jobs inside a graph live as long as we do).
   void retire() {
+    transfer_clock_.collect();
     while (!jobs_.empty() && !jobs_.front()->captured &&
            jobs_.front()->finished.load(std::memory_order_acquire)) {
       jobs_.pop_front();
@@ -510,6 +593,7 @@ class CudaRuntime final : public RuntimeBase {
   Buffer staging_k_{Buffer::Kind::kPinned}, staging_v_{Buffer::Kind::kPinned},
       staging_maw_{Buffer::Kind::kPinned};
   std::deque<std::shared_ptr<CallJob>> jobs_;
+  mutable TransferClock transfer_clock_;
 
   mutable std::mutex error_mutex_;
   Status async_error_;
