@@ -196,6 +196,12 @@ Status RuntimeBase::synchronize() {
   });
 }
 
+const kvmgr::DramStore* RuntimeBase::store(SeqId id, int32_t layer) const {
+  const SequenceState* seq = find(id);
+  if (!seq || layer < 0 || layer >= opt_.n_layers || !drain()) return nullptr;
+  return &dram(*seq, layer);
+}
+
 Status RuntimeBase::check_layer(const char* what, int32_t layer) const {
   if (layer < 0 || layer >= opt_.n_layers) {
     return error(StatusCode::kInvalidArgument, "{}: layer = {}, expected in [0, {})", what, layer, opt_.n_layers);

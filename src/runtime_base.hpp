@@ -56,6 +56,10 @@ class RuntimeBase : public Runtime {
   Status sequence_length(SeqId id, int64_t* out) const override;
   Status synchronize() override;
 
+  /// The DRAM store of `id` at `layer` once the work enqueued so far has run (this waits for it);
+  /// null when `id` is unknown or that work failed. For tests that look inside (FlashH2D's round trip).
+  const kvmgr::DramStore* store(SeqId id, int32_t layer) const;
+
  protected:
   // --- what a backend provides ---
   virtual std::unique_ptr<SequenceState> make_sequence() = 0;
