@@ -590,6 +590,7 @@ class CudaRuntime final : public RuntimeBase {
     }
     if (!job->evicts) unpushed_[layer] = job;
     parity_[layer] ^= 1;
+    if (!capturing) transfer_clock_.collect();  // event queries would invalidate a global-mode capture
     retire();
     jobs_.push_back(std::move(job));
     return Status::ok();
@@ -660,7 +661,6 @@ class CudaRuntime final : public RuntimeBase {
 
   /// Frees the jobs whose host functions have all run (jobs inside a graph live as long as we do).
   void retire() {
-    transfer_clock_.collect();
     while (!jobs_.empty() && !jobs_.front()->captured &&
            jobs_.front()->finished.load(std::memory_order_acquire)) {
       jobs_.pop_front();
