@@ -3,6 +3,7 @@
 // and hold back a producer that would refill a staging slot still being scattered.
 #include <gtest/gtest.h>
 
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
 
 #include <atomic>
@@ -110,6 +111,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, ScatterMatchesCommit,
 // Two lanes of scatters that sleep for random times: each lane's run in the order they were
 // started and never overlap; the lanes do run at the same time as each other.
 TEST(ScatterLanes, ALanesScattersRunInOrderOneAtATime) {
+  // Workers for both lanes even on a machine of two cores (the waiting thread does not help).
+  tbb::global_control workers(tbb::global_control::max_allowed_parallelism, 4);
   tbb::task_arena arena(4);
   cpu::ScatterLanes lanes(2, arena);
   std::vector<int> order[2];

@@ -4,11 +4,11 @@
 #pragma once
 
 #include <oneapi/tbb/task_arena.h>
-#include <oneapi/tbb/task_group.h>
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <memory>
+#include <mutex>
 #include <vector>
 
 namespace hgca::cpu {
@@ -27,14 +27,17 @@ class ScatterLanes {
   /// Starts `scatter` in the arena after the lane's previous one has finished (waiting for it if
   /// it has not) and returns. `scatter` must not throw; it may run on any of the arena's threads.
   void start(int32_t lane, std::function<void()> scatter);
-  /// Waits until the lane's scatter has finished, working in the arena meanwhile; returns the
-  /// seconds waited.
+  /// Blocks until the lane's scatter has finished; returns the seconds waited. The waiting thread
+  /// does not work in the arena meanwhile: it would pick up unrelated tasks (a re-evaluation of
+  /// several milliseconds) and return late.
   double wait(int32_t lane);
   void wait_all();
 
  private:
   tbb::task_arena& arena_;
-  std::vector<std::unique_ptr<tbb::task_group>> lanes_;
+  std::mutex mutex_;
+  std::condition_variable finished_cv_;
+  std::vector<uint64_t> started_, finished_;  // per lane, guarded by mutex_
 };
 
 }  // namespace hgca::cpu
