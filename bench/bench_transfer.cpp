@@ -3,6 +3,8 @@
 // H2D: blocks (4, 16, 64 KB) scattered at random in a 1 GiB pinned pool (far larger than the CPU's
 // L3 and the GPU's L2), gathered into device memory: FlashH2D on 2, 4 and 8 SMs, one
 // cudaMemcpyAsync per block, cudaMemcpyBatchAsync. CUDA events; GB/s of the median iteration.
+// "_thp": the pool on transparent huge pages, registered with cudaHostRegister (what the store's
+// pinned chunks could be), to see whether translating scattered 4 KB pages costs the GPU.
 // D2H: every step, 32 sequences each evict one block per KV head (Hkv 8, D 128, bf16; K and V),
 // 256 MB in all. FlashD2H end to end, wall clock: each step's new rows go to pinned staging in one
 // copy per K and V (double-buffered), and CPU threads scatter them into the sequences' host windows
@@ -16,8 +18,11 @@
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -82,6 +87,41 @@ std::byte* pool() {
   return filled ? pinned.p : nullptr;
 }
 
+/// The pool again, on 2 MB transparent huge pages where the kernel grants them, registered with
+/// CUDA; `device` is the address the GPU uses.
+struct ThpPool {
+  std::byte* host = nullptr;
+  std::byte* device = nullptr;
+  double huge_fraction = 0.0;  // of the process's anonymous memory in huge pages, after filling
+};
+const ThpPool& thp_pool() {
+  static const ThpPool pool = [] {
+    ThpPool p;
+    void* m = nullptr;
+    if (posix_memalign(&m, std::size_t{2} << 20, kPoolBytes) != 0) return p;
+    madvise(m, kPoolBytes, MADV_HUGEPAGE);
+    fill_random(static_cast<std::byte*>(m), kPoolBytes, 2);
+    void* d = nullptr;
+    if (cudaHostRegister(m, kPoolBytes, cudaHostRegisterMapped) != cudaSuccess ||
+        cudaHostGetDevicePointer(&d, m, 0) != cudaSuccess) {
+      free(m);
+      return p;
+    }
+    std::ifstream rollup("/proc/self/smaps_rollup");
+    double anon = 0, huge = 0;
+    for (std::string line; std::getline(rollup, line);) {  // "Anonymous:   123 kB"
+      const auto number = [&] { return std::stod(line.substr(line.find(':') + 1)); };
+      if (line.starts_with("Anonymous:")) anon = number();
+      if (line.starts_with("AnonHugePages:")) huge = number();
+    }
+    p.host = static_cast<std::byte*>(m);
+    p.device = static_cast<std::byte*>(d);
+    p.huge_fraction = anon > 0 ? huge / anon : 0.0;
+    return p;
+  }();
+  return pool;
+}
+
 /// `count` distinct block positions in the pool, in random order; a different draw per `seed`.
 std::vector<std::size_t> scattered_blocks(std::size_t block, std::size_t count, uint64_t seed) {
   std::vector<std::size_t> slots(kPoolBytes / block);
@@ -117,13 +157,14 @@ cudaError_t memcpy_batch(std::vector<void*>& dst, std::vector<const void*>& src,
 
 enum class H2D { kFlash, kPerBlock, kBatch };
 
-/// Args: block KB, SMs (FlashH2D only).
-template <H2D kMethod>
+/// Args: block KB, SMs (FlashH2D only). `kThp`: sources in thp_pool().
+template <H2D kMethod, bool kThp = false>
 void BM_H2D(benchmark::State& state) {
   const std::size_t block = static_cast<std::size_t>(state.range(0)) << 10;
   const auto sms = static_cast<int32_t>(state.range(1));
   const std::size_t count = kMoveBytes / block;
-  std::byte* src = pool();
+  std::byte* src = kThp ? thp_pool().host : pool();
+  std::byte* src_device = kThp ? thp_pool().device : src;  // the address FlashH2D reads
   Device dst(kMoveBytes);
   if (!src || !dst.p) return state.SkipWithError("out of pinned or device memory");
   cudaStream_t s = nullptr;
@@ -141,7 +182,7 @@ void BM_H2D(benchmark::State& state) {
   for (int d = 0; d < kDraws; ++d) {
     const auto at = scattered_blocks(block, count, 100 + d);
     for (std::size_t i = 0; i < count; ++i) {
-      spans[d].push_back({src + at[i], dst.p + i * block, static_cast<int64_t>(block)});
+      spans[d].push_back({src_device + at[i], dst.p + i * block, static_cast<int64_t>(block)});
       dsts[d].push_back(dst.p + i * block);
       srcs[d].push_back(src + at[i]);
     }
@@ -182,6 +223,7 @@ void BM_H2D(benchmark::State& state) {
   state.counters["GBps_median"] = static_cast<double>(kMoveBytes) / median(seconds) / 1e9;
   state.counters["block_KB"] = static_cast<double>(block >> 10);
   state.counters["SMs"] = kMethod == H2D::kFlash ? sms : 0;  // copy engines use none
+  if (kThp) state.counters["huge_page_fraction"] = thp_pool().huge_fraction;
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   cudaStreamDestroy(s);
@@ -443,6 +485,10 @@ BENCHMARK(BM_H2D<H2D::kBatch>)->Name("BM_H2D/memcpy_batch")->ArgNames({"block_KB
     ->ArgsProduct({{4, 16, 64}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_H2D<H2D::kPerBlock>)->Name("BM_H2D/memcpy_per_block")->ArgNames({"block_KB", "SMs"})
     ->ArgsProduct({{4, 16, 64}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(4);
+BENCHMARK(BM_H2D<H2D::kFlash, true>)->Name("BM_H2D/flash_thp")->ArgNames({"block_KB", "SMs"})
+    ->ArgsProduct({{4, 16, 64}, {8}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(12);
+BENCHMARK(BM_H2D<H2D::kBatch, true>)->Name("BM_H2D/memcpy_batch_thp")->ArgNames({"block_KB", "SMs"})
+    ->ArgsProduct({{16}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_D2H<D2H::kFlashStore>)->Name("BM_D2H/flash_store")->ArgName("block_KB")->Arg(4)->Arg(16)->Arg(64)
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_D2H<D2H::kFlashPool>)->Name("BM_D2H/flash_pool")->ArgName("block_KB")->Arg(4)->Arg(16)->Arg(64)
