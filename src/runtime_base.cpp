@@ -223,6 +223,7 @@ Status RuntimeBase::layer_stats(int32_t layer, LayerStats* out) const {
                            (static_cast<double>(st.store_tokens) * opt_.n_kv_heads);
   }
   st.reevaluations = reevaluations_[layer];
+  st.transfer_seconds = transfer_seconds(layer);
   *out = std::move(st);
   return Status::ok();
 }
@@ -244,6 +245,12 @@ Status RuntimeBase::synchronize() {
     }
     return Status::ok();
   });
+}
+
+const kvmgr::DramStore* RuntimeBase::store(SeqId id, int32_t layer) const {
+  const SequenceState* seq = find(id);
+  if (!seq || layer < 0 || layer >= opt_.n_layers || !drain()) return nullptr;
+  return &dram(*seq, layer);
 }
 
 Status RuntimeBase::check_layer(const char* what, int32_t layer) const {

@@ -63,6 +63,10 @@ class RuntimeBase : public Runtime {
   Status sequence_length(SeqId id, int64_t* out) const override;
   Status synchronize() override;
 
+  /// The DRAM store of `id` at `layer` once the work enqueued so far has run (this waits for it);
+  /// null when `id` is unknown or that work failed. For tests that look inside (FlashH2D's round trip).
+  const kvmgr::DramStore* store(SeqId id, int32_t layer) const;
+
  protected:
   /// Builds the CPU side on `machine`: the pool (one arena per NUMA node, threads and
   /// threads_per_node as the options ask) and the nodes near the GPU `gpu_pci_bus_id` (none when
@@ -79,6 +83,8 @@ class RuntimeBase : public Runtime {
   virtual int64_t window_size(const SequenceState& seq, int32_t layer) const = 0;
   /// Waits until everything enqueued has run (the state the query functions read is then final).
   virtual Status drain() const { return Status::ok(); }
+  /// LayerStats::transfer_seconds, read after drain().
+  virtual double transfer_seconds(int32_t /*layer*/) const { return 0.0; }
 
   /// Maps exceptions from allocation to a Status; nothing inside the runtime throws otherwise.
   template <typename F>

@@ -3,20 +3,36 @@
 // time; the two partial states merge on the GPU, reading the CPU's through mapped pinned memory.
 //
 // One attention call enqueues, on the caller's stream S and the runtime's side stream C:
-//   S: record fork                     C: wait fork → copy q to pinned → host fn: CPU sparse
-//   S: window attention (o, lse, MAW)     attention into mapped o_c, lse_c → record cpu_done
-//   S: wait cpu_done → merge into out → [pack evicted entries → one copy to pinned staging]
-//      → insert the new tokens into the ring → [host fn: store append, selection, re-evaluation]
+//   S: record fork                     C: wait fork → copy q to pinned → host fn: CPU side (the
+//   S: window attention (o, lse, MAW)     store update still pending, sparse attention into mapped
+//      → [evicted MAW to staging]         o_c, lse_c) → record cpu_done → copy the new k, v rows to
+//   S: wait cpu_done → merge into out     staging (FlashD2H) → record staged
+//      → insert the new tokens into the ring → wait staged → [host fn: start the scatter of the
+//        evicted entries into the store on the CPU pool]
 // The host functions read the step they belong to from a job that outlives the call, so nothing
 // blocks the calling thread and the whole sequence can be captured into a CUDA graph.
+//
+// FlashD2H: rather than packing evicted blocks out of the ring with a kernel, each call copies its
+// new K/V rows to the host once, as the caller hands them over ([T, Hkv, D] each, contiguous: one
+// copy-engine copy for K and one for V, no SMs), and keeps a host copy of every window
+// (kvmgr::SequenceKv). An eviction then only needs the evicted entries' MAW from the GPU (a few
+// floats, written into mapped staging); the CPU pool moves the rows from the host window into the
+// store and selects them, off the streams. Each layer has two staging slots, used by its calls in
+// turn: a call's rows wait in its slot until the layer's next call (or drain()) brings them into
+// the host window, or until its scatter has run; the next call waits for that scatter before its
+// sparse attention, so the call after it never copies into a slot still being read.
 #include <cuda_runtime.h>
 
+#include <oneapi/tbb/parallel_for.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <mutex>
 #include <string>
 
+#include "cpu/flash_d2h.hpp"
 #include "gpu/window_attention.hpp"
 #include "gpu/window_commit.hpp"
 #include "merge/merge_cuda.hpp"
@@ -85,6 +101,79 @@ class Buffer {
   std::size_t bytes_ = 0;
 };
 
+/// Per layer, the seconds that stretches of stream work moving KV out of the window took (CUDA
+/// events around them, read back once they have run), plus time the host measured itself.
+class TransferClock {
+ public:
+  explicit TransferClock(int32_t layers) : seconds_(static_cast<std::size_t>(layers), 0.0) {}
+  TransferClock(const TransferClock&) = delete;
+  TransferClock& operator=(const TransferClock&) = delete;
+  ~TransferClock() {
+    for (const Stretch& s : pending_) free_.insert(free_.end(), {s.start, s.end});
+    for (cudaEvent_t e : free_) cudaEventDestroy(e);
+  }
+
+  /// Records the start of a stretch of `layer` on `stream`; end() records its end on the same stream.
+  Status begin(int32_t layer, cudaStream_t stream) {
+    cudaEvent_t start = nullptr, end = nullptr;
+    HGCA_CUDA_TRY(take(&start));
+    HGCA_CUDA_TRY(take(&end));
+    HGCA_CUDA_TRY(cudaEventRecord(start, stream));
+    open_ = {layer, start, end};
+    return Status::ok();
+  }
+  Status end(cudaStream_t stream) {
+    HGCA_CUDA_TRY(cudaEventRecord(open_.end, stream));
+    std::lock_guard lock(mutex_);
+    pending_.push_back(open_);
+    return Status::ok();
+  }
+  /// Time the host spent on a transfer's behalf (a host function that blocks a stream).
+  void add(int32_t layer, double seconds) {
+    std::lock_guard lock(mutex_);
+    seconds_[layer] += seconds;
+  }
+  /// Adds up the stretches that have run and recycles their events.
+  void collect() {
+    std::lock_guard lock(mutex_);
+    std::erase_if(pending_, [&](const Stretch& s) {
+      if (cudaEventQuery(s.end) != cudaSuccess) {
+        cudaGetLastError();  // cudaErrorNotReady: still running
+        return false;
+      }
+      float ms = 0.0f;
+      if (cudaEventElapsedTime(&ms, s.start, s.end) == cudaSuccess) seconds_[s.layer] += 1e-3 * ms;
+      cudaGetLastError();
+      free_.insert(free_.end(), {s.start, s.end});
+      return true;
+    });
+  }
+  double seconds(int32_t layer) {
+    collect();
+    std::lock_guard lock(mutex_);
+    return seconds_[layer];
+  }
+
+ private:
+  struct Stretch {
+    int32_t layer = 0;
+    cudaEvent_t start = nullptr, end = nullptr;
+  };
+  cudaError_t take(cudaEvent_t* e) {
+    std::lock_guard lock(mutex_);
+    if (free_.empty()) return cudaEventCreate(e);
+    *e = free_.back();
+    free_.pop_back();
+    return cudaSuccess;
+  }
+
+  std::mutex mutex_;
+  std::vector<double> seconds_;
+  std::vector<Stretch> pending_;
+  std::vector<cudaEvent_t> free_;
+  Stretch open_;  // begun on the enqueueing thread, not yet ended
+};
+
 /// The enqueue-time view of one (layer, sequence) window: where its ring's oldest entry is and how
 /// many entries it holds once the calls enqueued so far have run.
 struct WindowState {
@@ -95,7 +184,8 @@ struct WindowState {
 struct CudaSequence final : SequenceState {
   int32_t ring = 0;                      // its rings in the layers' slabs
   std::vector<WindowState> windows;      // per layer
-  std::vector<kvmgr::DramStore> stores;  // per layer
+  /// Per layer: the host's copy of the window (its MAW unused: the GPU tracks MAW) and the store.
+  std::vector<kvmgr::SequenceKv> layers;
 };
 
 class CudaRuntime;
@@ -105,21 +195,33 @@ struct CallJob {
   CudaRuntime* runtime = nullptr;
   std::shared_ptr<const StepBatch> step;
   int32_t layer = 0;
-  std::vector<int32_t> evict;        // per batch entry
-  std::vector<int64_t> staging_row;  // per batch entry
-  std::vector<uint32_t> n_ref;       // per batch entry: w + n_new
-  bool has_commit = false;           // commit_part follows cpu_part
+  std::vector<int64_t> staging_row;  // per batch entry: its evicted MAW is at maw[staging_row * Hkv]
+  const std::byte* k = nullptr;      // its staging: the new rows [T, Hkv, D] as the caller gave them
+  const std::byte* v = nullptr;
+  const float* maw = nullptr;        // the evicted entries' MAW
+  bool evicts = false;               // entries leave the window: a scatter brings in its rows
+  /// The layer's previous call, when its rows still wait in staging for the host window.
+  std::shared_ptr<CallJob> unpushed;
+  std::vector<std::shared_ptr<kvmgr::Reevaluation>> reevaluations;
   bool captured = false;             // part of a CUDA graph: may run any time the graph is launched
-  std::atomic<bool> finished{false}; // its last host function has run
+  std::atomic<bool> finished{false}; // its host-side work is done
 };
 
 class CudaRuntime final : public RuntimeBase {
  public:
-  explicit CudaRuntime(const Options& options) : RuntimeBase(options) {}
+  explicit CudaRuntime(const Options& options)
+      : RuntimeBase(options),
+        parity_(static_cast<std::size_t>(options.n_layers), 0),
+        unpushed_(static_cast<std::size_t>(options.n_layers)),
+        scatters_(options.n_layers, arena_),
+        transfer_clock_(options.n_layers) {
+    for (int32_t i = 0; i < 2 * options.n_layers; ++i) staging_.emplace_back(Buffer::Kind::kMapped);
+  }
 
   ~CudaRuntime() override {
     cudaDeviceSynchronize();  // host functions of enqueued calls still point at this runtime
-    for (cudaEvent_t e : {fork_, cpu_done_, done_}) {
+    scatters_.wait_all();     // and so do the scatters they started
+    for (cudaEvent_t e : {fork_, cpu_done_, staged_, done_}) {
       if (e) cudaEventDestroy(e);
     }
     if (side_) cudaStreamDestroy(side_);
@@ -137,7 +239,7 @@ class CudaRuntime final : public RuntimeBase {
     }
     if (Status s = init_cpu(machine, gpu); !s) return s;
     HGCA_CUDA_TRY(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
-    for (cudaEvent_t* e : {&fork_, &cpu_done_, &done_}) {
+    for (cudaEvent_t* e : {&fork_, &cpu_done_, &staged_, &done_}) {
       HGCA_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
     }
     // Per layer: K of every ring, V of every ring, then the MAW of every (ring, KV head, slot).
@@ -186,7 +288,7 @@ class CudaRuntime final : public RuntimeBase {
     return guarded([&]() -> Status {
       auto* ko = static_cast<std::byte*>(k_out);
       auto* vo = static_cast<std::byte*>(v_out);
-      const int64_t m = read_store(seq->stores[layer], ko, vo);
+      const int64_t m = read_store(seq->layers[layer].dram(), ko, vo);
       // The ring is [Hkv, W, D]: copy it whole, then lay its entries out token-major in order.
       const WindowState w = seq->windows[layer];
       const std::size_t head_bytes = static_cast<std::size_t>(opt_.head_dim) * elem_size_;
@@ -208,41 +310,48 @@ class CudaRuntime final : public RuntimeBase {
 
   // --- the host functions (CUDA's callback thread; they must not call CUDA) ---
 
-  /// The CPU's side: publish finished re-evaluations, then sparse attention over the context sets.
+  /// The CPU's side: the layer's store is brought up to date (its last scatter, the previous call's
+  /// staged rows), finished re-evaluations are published, the context sets are attended, and this
+  /// call's re-evaluations take their snapshot of the store (as it was before this call's eviction).
   void cpu_part(CallJob& job) {
+    run_async("the store update", [&] {
+      const auto t0 = std::chrono::steady_clock::now();
+      scatters_.wait(job.layer);
+      if (job.unpushed) {
+        commit_window(*job.unpushed);
+        job.unpushed.reset();
+      }
+      transfer_clock_.add(job.layer, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    });
     run_async("the CPU's sparse attention", [&] {
       publish(*job.step, job.layer);
       sparse_attention(*job.step, job.layer, q_host_.get(), o_cpu_.as<float>(), lse_cpu_.as<float>());
+      job.reevaluations = snapshot_reevaluations(*job.step, job.layer, q_host_.get());
+      if (!job.evicts) start_reevaluations(*job.step, job.layer, job.reevaluations);
     });
-    if (!job.has_commit) job.finished.store(true, std::memory_order_release);
+    if (!job.evicts) job.finished.store(true, std::memory_order_release);
   }
 
-  /// After the window's part: the evicted entries (now in pinned staging) join the stores and are
-  /// selected; appends start their re-evaluation over the store as it was before.
+  /// After the window's part of a call that evicts (its evicted MAW and new rows are staged): the
+  /// scatter into the store starts on the CPU pool and the stream goes on. Appends then start their
+  /// re-evaluation.
   void commit_part(CallJob& job) {
-    run_async("the store update", [&] {
-      const StepBatch& step = *job.step;
-      auto reevaluations = snapshot_reevaluations(step, job.layer, q_host_.get());
-      const std::size_t row_bytes = static_cast<std::size_t>(opt_.n_kv_heads) * opt_.head_dim * elem_size_;
-      for (int32_t i = 0; i < step.size(); ++i) {
-        if (job.evict[i] == 0) continue;
-        const int64_t row = job.staging_row[i];
-        static_cast<CudaSequence*>(step.seqs[i])->stores[job.layer].append(
-            staging_k_.get() + row * row_bytes, staging_v_.get() + row * row_bytes,
-            staging_maw_.as<float>() + row * opt_.n_kv_heads, job.evict[i], job.n_ref[i], selection());
-      }
-      start_reevaluations(step, job.layer, reevaluations);
+    scatters_.start(job.layer, [this, &job] {
+      run_async("the store update", [&] {
+        commit_window(job);
+        start_reevaluations(*job.step, job.layer, job.reevaluations);
+      });
+      job.finished.store(true, std::memory_order_release);
     });
-    job.finished.store(true, std::memory_order_release);
   }
 
  private:
   std::unique_ptr<SequenceState> make_sequence(int32_t /*node*/) override {
     auto seq = std::make_unique<CudaSequence>();
     seq->windows.resize(static_cast<std::size_t>(opt_.n_layers));
-    seq->stores.reserve(static_cast<std::size_t>(opt_.n_layers));
+    seq->layers.reserve(static_cast<std::size_t>(opt_.n_layers));
     for (int32_t l = 0; l < opt_.n_layers; ++l) {
-      seq->stores.emplace_back(opt_.block_tokens, opt_.n_kv_heads, opt_.head_dim, elem_size_);
+      seq->layers.emplace_back(window_tokens_, opt_.block_tokens, opt_.n_kv_heads, opt_.head_dim, elem_size_);
     }
     seq->ring = free_rings_.back();  // add_sequence bounded the count by max_sequences
     free_rings_.pop_back();
@@ -252,10 +361,10 @@ class CudaRuntime final : public RuntimeBase {
     free_rings_.push_back(static_cast<CudaSequence&>(seq).ring);
   }
   const kvmgr::DramStore& dram(const SequenceState& seq, int32_t layer) const override {
-    return static_cast<const CudaSequence&>(seq).stores[layer];
+    return static_cast<const CudaSequence&>(seq).layers[layer].dram();
   }
   kvmgr::DramStore& dram(SequenceState& seq, int32_t layer) override {
-    return static_cast<CudaSequence&>(seq).stores[layer];
+    return static_cast<CudaSequence&>(seq).layers[layer].dram();
   }
   int64_t window_size(const SequenceState& seq, int32_t layer) const override {
     return static_cast<const CudaSequence&>(seq).windows[layer].size;
@@ -263,7 +372,35 @@ class CudaRuntime final : public RuntimeBase {
 
   Status drain() const override {
     if (enqueued_outside_capture_) HGCA_CUDA_TRY(cudaEventSynchronize(done_));
+    settle();
     return deferred_error();
+  }
+  double transfer_seconds(int32_t layer) const override { return transfer_clock_.seconds(layer); }
+
+  /// Once the streams are idle: waits for the scatters and brings the rows still staged into the
+  /// host windows (not those of captured calls: their graph may not have run yet).
+  void settle() const {
+    scatters_.wait_all();
+    for (auto& job : unpushed_) {
+      if (!job || job->captured) continue;
+      run_async("the store update", [&] { commit_window(*job); });
+      job.reset();
+    }
+  }
+
+  /// FlashD2H's scatter of one call: each sequence's staged rows enter its host window, and the
+  /// entries they push out go to its store with their staged MAW and are selected.
+  void commit_window(const CallJob& job) const {
+    const StepBatch& step = *job.step;
+    const std::size_t row_bytes = static_cast<std::size_t>(opt_.n_kv_heads) * opt_.head_dim * elem_size_;
+    arena_.execute([&] {
+      tbb::parallel_for(0, step.size(), [&](int32_t i) {
+        const int64_t row = step.offsets[i];
+        static_cast<CudaSequence*>(step.seqs[i])->layers[job.layer].evict_and_insert(
+            job.k + row * row_bytes, job.v + row * row_bytes, step.n_new[i],
+            job.maw + job.staging_row[i] * opt_.n_kv_heads, selection());
+      });
+    });
   }
 
   /// An error a host function met; reported by the next call (the one that enqueued it returned).
@@ -272,7 +409,7 @@ class CudaRuntime final : public RuntimeBase {
     return async_error_;
   }
   template <typename F>
-  void run_async(const char* what, F&& f) {
+  void run_async(const char* what, F&& f) const {
     Status s = guarded([&]() -> Status {
       f();
       return Status::ok();
@@ -339,7 +476,6 @@ class CudaRuntime final : public RuntimeBase {
     std::vector<gpu::CommitSeq> cseqs(wseqs.size());
     int64_t staged = 0;
     int32_t max_w = 0, max_new = 0;
-    bool reevaluates = false;
     for (int32_t i = 0; i < step.size(); ++i) {
       auto& seq = *static_cast<CudaSequence*>(step.seqs[i]);
       const WindowState w = seq.windows[layer];
@@ -347,25 +483,27 @@ class CudaRuntime final : public RuntimeBase {
       const auto evict = static_cast<int32_t>(kvmgr::evict_count(w.size, window_tokens_, n, opt_.block_tokens));
       wseqs[i] = {step.offsets[i], step.offsets[i] * hkv, n, w.size, w.tail, seq.ring};
       cseqs[i] = {step.offsets[i], step.offsets[i] * hkv, staged, n, w.size, w.tail, seq.ring, evict};
-      job->evict.push_back(evict);
       job->staging_row.push_back(staged);
-      job->n_ref.push_back(static_cast<uint32_t>(w.size + n));
       staged += evict;
       max_w = std::max(max_w, w.size);
       max_new = std::max(max_new, n);
-      reevaluates |= n >= opt_.reeval_min_tokens;
     }
 
     gpu::WindowAttentionParams wp = window_params();
     wp.seqs = wseqs.data();
     wp.batch = step.size();
     if (Status s = reserve(wp, tokens, staged, max_w, max_new, capturing); !s) return s;
+    Buffer& staging = staging_[2 * layer + parity_[layer]];
     const std::size_t rows = static_cast<std::size_t>(tokens) * hq;
-    const std::size_t row_bytes = static_cast<std::size_t>(hkv) * d * elem_size_;
+    const std::size_t new_bytes = static_cast<std::size_t>(tokens) * hkv * d * elem_size_;  // of k, of v
+    job->k = staging.get();
+    job->v = staging.get() + new_bytes;
+    job->maw = reinterpret_cast<const float*>(staging.get() + 2 * new_bytes);
+    job->evicts = staged > 0;
+    job->unpushed = std::move(unpushed_[layer]);
 
-    job->has_commit = staged > 0 || reevaluates;
-
-    // C: the query goes to the CPU as soon as the stream has produced it.
+    // C: the query goes to the CPU as soon as the stream has produced it; the new rows follow it to
+    // the host once the CPU's side is done (they wait there until the layer's next call).
     HGCA_CUDA_TRY(cudaEventRecord(fork_, stream));
     HGCA_CUDA_TRY(cudaStreamWaitEvent(side_, fork_, 0));
     HGCA_CUDA_TRY(cudaMemcpyAsync(q_host_.get(), q, rows * d * elem_size_, cudaMemcpyDeviceToHost, side_));
@@ -374,6 +512,15 @@ class CudaRuntime final : public RuntimeBase {
       j->runtime->cpu_part(*j);
     }, job.get()));
     HGCA_CUDA_TRY(cudaEventRecord(cpu_done_, side_));
+    if (Status s = timed(layer, side_, !capturing, [&]() -> Status {
+          HGCA_CUDA_TRY(cudaMemcpyAsync(staging.get(), k, new_bytes, cudaMemcpyDeviceToHost, side_));
+          HGCA_CUDA_TRY(cudaMemcpyAsync(staging.get() + new_bytes, v, new_bytes, cudaMemcpyDeviceToHost, side_));
+          HGCA_CUDA_TRY(cudaEventRecord(staged_, side_));
+          return Status::ok();
+        });
+        !s) {
+      return s;
+    }
 
     // S: the window's part, meanwhile.
     wp.q = q;
@@ -389,13 +536,7 @@ class CudaRuntime final : public RuntimeBase {
     wp.workspace_bytes = attention_ws_.capacity();
     HGCA_CUDA_TRY(gpu::launch_window_attention(wp, stream));
 
-    // S: the merge waits for the CPU through the stream.
-    HGCA_CUDA_TRY(cudaStreamWaitEvent(stream, cpu_done_, 0));
-    HGCA_CUDA_TRY(merge::launch_merge_states(o_gpu_.as<float>(), lse_gpu_.as<float>(), o_cpu_.as<float>(),
-                                             lse_cpu_.as<float>(), static_cast<int64_t>(rows), d,
-                                             opt_.dtype, out, lse_out, stream));
-
-    // S: eviction and insertion; the store update runs on the host once the staging has arrived.
+    // S: the evicted entries' MAW, final now, goes to staging before the insert reuses their slots.
     gpu::WindowCommitParams cp;
     cp.dtype = opt_.dtype;
     cp.n_kv_heads = hkv;
@@ -407,24 +548,40 @@ class CudaRuntime final : public RuntimeBase {
     cp.ring_v = ring_ptr(1, layer, 0);
     cp.ring_maw = wp.ring_maw;
     cp.obs_new = wp.obs_new;
-    cp.staging_k = staging_k_dev_.get();
-    cp.staging_v = staging_v_dev_.get();
-    cp.staging_maw = staging_maw_dev_.as<float>();
+    cp.staging_maw = const_cast<float*>(job->maw);
     cp.seqs = cseqs.data();
     cp.batch = step.size();
-    if (staged > 0) {
-      HGCA_CUDA_TRY(gpu::launch_evict_pack(cp, stream));
-      HGCA_CUDA_TRY(cudaMemcpyAsync(staging_k_.get(), staging_k_dev_.get(), staged * row_bytes, cudaMemcpyDeviceToHost, stream));
-      HGCA_CUDA_TRY(cudaMemcpyAsync(staging_v_.get(), staging_v_dev_.get(), staged * row_bytes, cudaMemcpyDeviceToHost, stream));
-      HGCA_CUDA_TRY(cudaMemcpyAsync(staging_maw_.get(), staging_maw_dev_.get(), staged * hkv * sizeof(float),
-                                    cudaMemcpyDeviceToHost, stream));
+    if (job->evicts) {
+      if (Status s = timed(layer, stream, !capturing, [&]() -> Status {
+            HGCA_CUDA_TRY(gpu::launch_evicted_maw(cp, stream));
+            return Status::ok();
+          });
+          !s) {
+        return s;
+      }
     }
+
+    // S: the merge waits for the CPU through the stream.
+    HGCA_CUDA_TRY(cudaStreamWaitEvent(stream, cpu_done_, 0));
+    HGCA_CUDA_TRY(merge::launch_merge_states(o_gpu_.as<float>(), lse_gpu_.as<float>(), o_cpu_.as<float>(),
+                                             lse_cpu_.as<float>(), static_cast<int64_t>(rows), d,
+                                             opt_.dtype, out, lse_out, stream));
+
+    // S: insertion. The call ends once its new rows are staged (the caller may then reuse k, v, and
+    // a graph capture joins C back); an eviction's scatter then starts.
     HGCA_CUDA_TRY(gpu::launch_window_insert(cp, stream));
-    if (job->has_commit) {
-      HGCA_CUDA_TRY(cudaLaunchHostFunc(stream, [](void* p) {
-        auto* j = static_cast<CallJob*>(p);
-        j->runtime->commit_part(*j);
-      }, job.get()));
+    if (Status s = timed(layer, stream, !capturing && job->evicts, [&]() -> Status {
+          HGCA_CUDA_TRY(cudaStreamWaitEvent(stream, staged_, 0));
+          if (job->evicts) {
+            HGCA_CUDA_TRY(cudaLaunchHostFunc(stream, [](void* p) {
+              auto* j = static_cast<CallJob*>(p);
+              j->runtime->commit_part(*j);
+            }, job.get()));
+          }
+          return Status::ok();
+        });
+        !s) {
+      return s;
     }
     if (!capturing) {
       HGCA_CUDA_TRY(cudaEventRecord(done_, stream));
@@ -434,14 +591,28 @@ class CudaRuntime final : public RuntimeBase {
     // The enqueue-time window state follows the calls just enqueued.
     for (int32_t i = 0; i < step.size(); ++i) {
       auto& w = static_cast<CudaSequence*>(step.seqs[i])->windows[layer];
-      const int32_t popped = std::min(job->evict[i], w.size);
-      const int32_t kept_new = step.n_new[i] - std::max(0, job->evict[i] - w.size);
+      const int32_t evict = cseqs[i].evict;
+      const int32_t popped = std::min(evict, w.size);
+      const int32_t kept_new = step.n_new[i] - std::max(0, evict - w.size);
       w.tail = static_cast<int32_t>((w.tail + popped) % window_tokens_);
       w.size = w.size - popped + kept_new;
     }
+    if (!job->evicts) unpushed_[layer] = job;
+    parity_[layer] ^= 1;
+    if (!capturing) transfer_clock_.collect();  // event queries would invalidate a global-mode capture
     retire();
     jobs_.push_back(std::move(job));
     return Status::ok();
+  }
+
+  /// Enqueues `work` on `stream`, between CUDA events that the transfer clock reads when `on`.
+  template <typename F>
+  Status timed(int32_t layer, cudaStream_t stream, bool on, F&& work) {
+    if (on) {
+      if (Status s = transfer_clock_.begin(layer, stream); !s) return s;
+    }
+    if (Status s = work(); !s) return s;
+    return on ? transfer_clock_.end(stream) : Status::ok();
   }
 
   gpu::WindowAttentionParams window_params() const {
@@ -456,29 +627,31 @@ class CudaRuntime final : public RuntimeBase {
     return wp;
   }
 
-  /// Grows the buffers a call of `tokens` new tokens and `staged` evicted entries needs. Growing
-  /// frees buffers that enqueued work may still use, so it first waits for that work, which a
-  /// stream being captured cannot do. init() sizes them for decode steps of max_sequences.
+  /// Bytes of a staging slot for a call of `tokens` new tokens and `staged` evicted entries: its
+  /// new K rows, its new V rows, the evicted entries' MAW.
+  std::size_t staging_bytes(int64_t tokens, int64_t staged) const {
+    return 2 * static_cast<std::size_t>(tokens) * opt_.n_kv_heads * opt_.head_dim * elem_size_ +
+           static_cast<std::size_t>(staged) * opt_.n_kv_heads * sizeof(float);
+  }
+
+  /// Grows the buffers a call of `tokens` new tokens and `staged` evicted entries needs (every
+  /// staging slot: the step's other layers, and its next step, are likely to need as much).
+  /// Growing frees buffers that enqueued work may still use, so it first waits for that work (and
+  /// for the scatters, and brings the rows still staged into the host windows), which a stream
+  /// being captured cannot do. init() sizes them for decode steps of max_sequences.
   Status reserve(const gpu::WindowAttentionParams& wp, int64_t tokens, int64_t staged, int32_t max_w,
                  int32_t max_new, bool capturing) {
     const auto rows = static_cast<std::size_t>(tokens) * opt_.n_q_heads;
     const std::size_t d = opt_.head_dim;
-    const std::size_t row_bytes = static_cast<std::size_t>(opt_.n_kv_heads) * d * elem_size_;
-    const std::size_t maw_bytes = static_cast<std::size_t>(staged) * opt_.n_kv_heads * sizeof(float);
-    const std::pair<Buffer*, std::size_t> needs[] = {
+    std::vector<std::pair<Buffer*, std::size_t>> needs = {
         {&o_gpu_, rows * d * sizeof(float)},
         {&lse_gpu_, rows * sizeof(float)},
         {&obs_, static_cast<std::size_t>(tokens) * opt_.n_kv_heads * sizeof(float)},
         {&attention_ws_, gpu::window_attention_workspace_bytes(wp, tokens, max_w, max_new)},
         {&q_host_, rows * d * elem_size_},
         {&o_cpu_, rows * d * sizeof(float)},
-        {&lse_cpu_, rows * sizeof(float)},
-        {&staging_k_dev_, staged * row_bytes},
-        {&staging_v_dev_, staged * row_bytes},
-        {&staging_maw_dev_, maw_bytes},
-        {&staging_k_, staged * row_bytes},
-        {&staging_v_, staged * row_bytes},
-        {&staging_maw_, maw_bytes}};
+        {&lse_cpu_, rows * sizeof(float)}};
+    for (Buffer& slot : staging_) needs.emplace_back(&slot, staging_bytes(tokens, staged));
     bool grow = false;
     for (const auto& [buffer, bytes] : needs) grow |= !buffer->fits(bytes);
     if (!grow) return Status::ok();
@@ -488,6 +661,7 @@ class CudaRuntime final : public RuntimeBase {
                    "stream is being captured; run one step of this shape before capturing it", tokens, staged);
     }
     HGCA_CUDA_TRY(cudaDeviceSynchronize());
+    settle();
     for (const auto& [buffer, bytes] : needs) {
       if (Status s = buffer->reserve(bytes); !s) return s;
     }
@@ -504,7 +678,7 @@ class CudaRuntime final : public RuntimeBase {
 
   int device_ = 0;
   cudaStream_t side_ = nullptr;
-  cudaEvent_t fork_ = nullptr, cpu_done_ = nullptr, done_ = nullptr;
+  cudaEvent_t fork_ = nullptr, cpu_done_ = nullptr, staged_ = nullptr, done_ = nullptr;
   void* slab_ = nullptr;
   std::size_t ring_bytes_ = 0, kv_bytes_ = 0, layer_bytes_ = 0;  // one ring's K; every ring's K; a layer
   std::vector<int32_t> free_rings_;
@@ -514,14 +688,18 @@ class CudaRuntime final : public RuntimeBase {
   Buffer attention_ws_{Buffer::Kind::kDevice};
   Buffer q_host_{Buffer::Kind::kPinned};
   Buffer o_cpu_{Buffer::Kind::kMapped}, lse_cpu_{Buffer::Kind::kMapped};
-  Buffer staging_k_dev_{Buffer::Kind::kDevice}, staging_v_dev_{Buffer::Kind::kDevice},
-      staging_maw_dev_{Buffer::Kind::kDevice};
-  Buffer staging_k_{Buffer::Kind::kPinned}, staging_v_{Buffer::Kind::kPinned},
-      staging_maw_{Buffer::Kind::kPinned};
+  // FlashD2H's staging: two slots per layer (layer l's at 2l, 2l + 1), used by its calls in turn;
+  // mapped, so that the evicted-MAW kernel writes it in place.
+  std::deque<Buffer> staging_;
+  std::vector<uint8_t> parity_;  // per layer: the slot its next call takes
+  /// Per layer: its last call when that call's rows still wait in staging for the host window.
+  mutable std::vector<std::shared_ptr<CallJob>> unpushed_;
+  mutable cpu::ScatterLanes scatters_;  // FlashD2H's scatters, one lane per layer
   std::deque<std::shared_ptr<CallJob>> jobs_;
+  mutable TransferClock transfer_clock_;
 
   mutable std::mutex error_mutex_;
-  Status async_error_;
+  mutable Status async_error_;
 };
 
 }  // namespace

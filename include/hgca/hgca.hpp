@@ -154,6 +154,11 @@ struct LayerStats {
   std::vector<int64_t> context_tokens;  ///< per KV head: size of the context set S (after padding)
   double selected_fraction = 0.0;  ///< Σ|S| / (Hkv × store_tokens); 0 when the store is empty
   int64_t reevaluations = 0;       ///< re-evaluations published so far
+  /// Seconds the CUDA backend's streams were held moving this layer's KV out of the window
+  /// (device-to-host copies, and the store update where a stream waits for it), timed with CUDA
+  /// events; calls captured into a graph are not timed. 0 on the host backend, where eviction is
+  /// part of the CPU's work.
+  double transfer_seconds = 0.0;
 };
 
 /// One NUMA node of the runtime's CPU pool.

@@ -1,4 +1,4 @@
-// Evict-pack and insert kernels of the window ring (see window_commit.hpp). Rows are moved in
+// Evicted-MAW and insert kernels of the window ring (see window_commit.hpp). Rows are moved in
 // 16-byte units: a head row is head_dim × elem bytes, a multiple of 16 for every supported dtype.
 #include <cuda_runtime.h>
 
@@ -22,37 +22,16 @@ __device__ inline int64_t ring_row(const Geometry& g, const CommitSeq& s, int32_
   return (static_cast<int64_t>(s.ring) * g.hkv + h) * g.capacity + slot;
 }
 
-__global__ void evict_pack_kernel(WindowCommitParams p, Geometry g, LaunchSeqs seqs) {
+__global__ void evicted_maw_kernel(WindowCommitParams p, Geometry g, LaunchSeqs seqs) {
   const CommitSeq s = seqs.seq[blockIdx.y];
-  const int64_t work = static_cast<int64_t>(s.evict) * g.hkv * g.units;
-  const auto* ring_k = static_cast<const uint4*>(p.ring_k);
-  const auto* ring_v = static_cast<const uint4*>(p.ring_v);
-  const auto* new_k = static_cast<const uint4*>(p.k_new);
-  const auto* new_v = static_cast<const uint4*>(p.v_new);
-  auto* out_k = static_cast<uint4*>(p.staging_k);
-  auto* out_v = static_cast<uint4*>(p.staging_v);
+  const int64_t work = static_cast<int64_t>(s.evict) * g.hkv;
   for (int64_t x = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; x < work;
        x += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t u = x % g.units;
-    const auto h = static_cast<int32_t>((x / g.units) % g.hkv);
-    const int64_t i = x / (g.units * g.hkv);  // entry, oldest first
-    const uint4 *k, *v;  // the entry's unit: in its ring slot, or in the new rows
-    float maw;
-    if (i < s.w) {
-      const int64_t row = ring_row(g, s, h, (s.tail + i) % g.capacity);
-      k = ring_k + row * g.units + u;
-      v = ring_v + row * g.units + u;
-      maw = p.ring_maw[row];
-    } else {
-      const int64_t r = i - s.w;
-      k = new_k + ((s.q_row + r) * g.hkv + h) * g.units + u;
-      v = new_v + ((s.q_row + r) * g.hkv + h) * g.units + u;
-      maw = p.obs_new[s.obs_offset + static_cast<int64_t>(h) * s.n_new + r];
-    }
-    const int64_t dst = ((s.staging_row + i) * g.hkv + h) * g.units + u;
-    out_k[dst] = *k;
-    out_v[dst] = *v;
-    if (u == 0) p.staging_maw[s.staging_row * g.hkv + static_cast<int64_t>(h) * s.evict + i] = maw;
+    const auto h = static_cast<int32_t>(x / s.evict);
+    const int64_t i = x % s.evict;  // entry, oldest first: in its ring slot, or a new token
+    p.staging_maw[s.staging_row * g.hkv + x] =
+        i < s.w ? p.ring_maw[ring_row(g, s, h, (s.tail + i) % g.capacity)]
+                : p.obs_new[s.obs_offset + static_cast<int64_t>(h) * s.n_new + (i - s.w)];
   }
 }
 
@@ -80,9 +59,11 @@ __global__ void window_insert_kernel(WindowCommitParams p, Geometry g, LaunchSeq
   }
 }
 
+/// One launch per kMaxLaunchBatch sequences, a thread per (entry, KV head) or, with `whole_rows`,
+/// per 16-byte unit of its row.
 template <typename Kernel>
-int launch_batched(Kernel kernel, const WindowCommitParams& p, void* stream,
-                   int64_t (*rows_of)(const CommitSeq&)) {
+int launch_batched(Kernel kernel, const WindowCommitParams& p, void* stream, int64_t (*rows_of)(const CommitSeq&),
+                   bool whole_rows) {
   const Geometry g{p.n_kv_heads, p.capacity,
                    static_cast<int64_t>(p.head_dim) * static_cast<int64_t>(dtype_size(p.dtype)) / 16};
   for (int32_t first = 0; first < p.batch; first += kMaxLaunchBatch) {
@@ -95,7 +76,8 @@ int launch_batched(Kernel kernel, const WindowCommitParams& p, void* stream,
     }
     if (most == 0) continue;
     constexpr int kThreads = 256;
-    const int64_t work = most * g.hkv * g.units;
+    const int64_t units_per_row = whole_rows ? g.units : 1;
+    const int64_t work = most * g.hkv * units_per_row;
     const auto blocks = static_cast<unsigned>(std::min<int64_t>((work + kThreads - 1) / kThreads, 1024));
     kernel<<<dim3(blocks, static_cast<unsigned>(count)), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(p, g, seqs);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
@@ -105,13 +87,13 @@ int launch_batched(Kernel kernel, const WindowCommitParams& p, void* stream,
 
 }  // namespace
 
-int launch_evict_pack(const WindowCommitParams& p, void* stream) {
-  return launch_batched(evict_pack_kernel, p, stream, [](const CommitSeq& s) -> int64_t { return s.evict; });
+int launch_evicted_maw(const WindowCommitParams& p, void* stream) {
+  return launch_batched(evicted_maw_kernel, p, stream, [](const CommitSeq& s) -> int64_t { return s.evict; }, false);
 }
 
 int launch_window_insert(const WindowCommitParams& p, void* stream) {
   return launch_batched(window_insert_kernel, p, stream,
-                        [](const CommitSeq& s) -> int64_t { return s.n_new - std::max(0, s.evict - s.w); });
+                        [](const CommitSeq& s) -> int64_t { return s.n_new - std::max(0, s.evict - s.w); }, true);
 }
 
 }  // namespace hgca::gpu

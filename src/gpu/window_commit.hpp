@@ -1,7 +1,7 @@
-// The end of a CUDA attention call for the window (DESIGN.md steps 1–2): the entries that leave
-// are packed into a contiguous device staging buffer (one copy to the host moves them all), then
-// the new tokens that stay are inserted into the ring. Host-only declarations; `stream` is a
-// cudaStream_t.
+// The end of a CUDA attention call for the window (DESIGN.md steps 1–2): the MAW of the entries
+// that leave is written to the host's staging (their K/V are already there: FlashD2H copies every
+// call's new rows to the host as they arrive), then the new tokens that stay are inserted into the
+// ring. Host-only declarations; `stream` is a cudaStream_t.
 #pragma once
 
 #include <cstdint>
@@ -16,13 +16,13 @@ namespace hgca::gpu {
 struct CommitSeq {
   int64_t q_row = 0;        ///< first row of its new tokens in k_new, v_new
   int64_t obs_offset = 0;   ///< as WindowSeq::obs_offset
-  int64_t staging_row = 0;  ///< first staging row of its evicted entries
+  int64_t staging_row = 0;  ///< evicted entries of the call's earlier sequences
   int32_t n_new = 0, w = 0, tail = 0, ring = 0;
   int32_t evict = 0;
 };
 
-/// Ring layout as WindowAttentionParams. Staging: K and V [rows, Hkv, D] (token-major, as the
-/// DRAM store takes them); MAW of sequence i at staging_maw[staging_row * Hkv] as [Hkv, evict].
+/// Ring layout as WindowAttentionParams. Sequence i's evicted MAW goes to
+/// staging_maw[staging_row * Hkv] as [Hkv, evict] (as the DRAM store takes it).
 struct WindowCommitParams {
   DType dtype = DType::kBFloat16;
   int32_t n_kv_heads = 0, head_dim = 0, capacity = 0;
@@ -32,17 +32,15 @@ struct WindowCommitParams {
   void* ring_v = nullptr;
   float* ring_maw = nullptr;        ///< already blended by the attention for the window entries
   const float* obs_new = nullptr;   ///< the new tokens' first observation (their starting MAW)
-  void* staging_k = nullptr;
-  void* staging_v = nullptr;
-  float* staging_maw = nullptr;
+  float* staging_maw = nullptr;     ///< mapped pinned host memory: written in place, no copy
   const CommitSeq* seqs = nullptr;  ///< host array, `batch` entries (copied into the launch)
   int32_t batch = 0;
 };
 
-/// Copies every sequence's evicted entries (K, V, MAW) into the staging buffers.
-int launch_evict_pack(const WindowCommitParams& p, void* stream);
-/// Writes the new tokens that stay into their ring slots with their MAW (after the pack: the slots
-/// may be the evicted ones).
+/// Writes every sequence's evicted entries' MAW (blended by this call's attention) to staging_maw.
+int launch_evicted_maw(const WindowCommitParams& p, void* stream);
+/// Writes the new tokens that stay into their ring slots with their MAW (after launch_evicted_maw:
+/// the slots may be the evicted ones).
 int launch_window_insert(const WindowCommitParams& p, void* stream);
 
 }  // namespace hgca::gpu

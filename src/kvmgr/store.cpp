@@ -117,7 +117,6 @@ void SequenceKv::commit(const std::byte* new_k, const std::byte* new_v, int64_t 
   const int64_t w = window_.size();
   const int64_t evict = evict_count(n_new);
   const int32_t hkv = n_kv_heads();
-  const std::size_t token_row_bytes = window_.row_bytes();
 
   // Track: window entries blend their MAW, new entries start at their first observed weight.
   // Computed aside and written back only once the store has taken the evicted entries.
@@ -128,35 +127,61 @@ void SequenceKv::commit(const std::byte* new_k, const std::byte* new_v, int64_t 
     }
     for (int64_t i = 0; i < n_new; ++i) maw_of[h * (w + n_new) + w + i] = weights[h][w + i];
   }
-
-  // Evict: the oldest `evict` entries (window first, then new rows) go to the store with their MAW.
-  if (evict > 0) {
-    std::vector<std::byte> k_rows(evict * token_row_bytes), v_rows(evict * token_row_bytes);
-    std::vector<float> maw(static_cast<std::size_t>(evict * hkv));
-    for (int64_t i = 0; i < evict; ++i) {
-      const bool in_window = i < w;
-      const std::byte* k = in_window ? window_.k(window_.slot(i)) : new_k + (i - w) * token_row_bytes;
-      const std::byte* v = in_window ? window_.v(window_.slot(i)) : new_v + (i - w) * token_row_bytes;
-      std::memcpy(k_rows.data() + i * token_row_bytes, k, token_row_bytes);
-      std::memcpy(v_rows.data() + i * token_row_bytes, v, token_row_bytes);
-      for (int32_t h = 0; h < hkv; ++h) maw[h * evict + i] = maw_of[h * (w + n_new) + i];
-    }
-    store_.append(k_rows.data(), v_rows.data(), maw.data(), evict, static_cast<uint32_t>(w + n_new), sel);
-  }
-
+  std::vector<float> evicted_maw(static_cast<std::size_t>(evict * hkv));  // [h][evicted entry]
   for (int32_t h = 0; h < hkv; ++h) {
-    for (int64_t i = 0; i < w; ++i) window_.maw(h, window_.slot(i)) = maw_of[h * (w + n_new) + i];
+    std::copy_n(maw_of.begin() + h * (w + n_new), evict, evicted_maw.begin() + h * evict);
   }
+
+  evict_and_insert(new_k, new_v, n_new, evicted_maw.data(), sel);
+
+  // The window now holds entries [evict, w + n_new) of window ∪ new rows, oldest first.
+  for (int32_t h = 0; h < hkv; ++h) {
+    for (int64_t i = 0; i < window_.size(); ++i) {
+      window_.maw(h, window_.slot(i)) = maw_of[h * (w + n_new) + evict + i];
+    }
+  }
+}
+
+void SequenceKv::evict_and_insert(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
+                                  const float* evicted_maw, const SelectionParams& sel) {
+  const int64_t w = window_.size();
+  const int64_t evict = evict_count(n_new);
+  const std::size_t row_bytes = window_.row_bytes();
+
+  if (evict > 0) {
+    // The evicted rows, oldest first: at most two runs of window slots, then new rows. The store
+    // takes them contiguous: a single run is handed over in place, several are joined first.
+    struct Piece {
+      const std::byte *k, *v;
+      int64_t rows;
+    };
+    std::array<Piece, 3> pieces{};
+    int n_pieces = 0;
+    int64_t left = evict;
+    for (const WindowRing::Run& run : window_.runs()) {
+      const int64_t rows = std::min(run.count, left);
+      if (rows > 0) pieces[n_pieces++] = {window_.k(run.first_slot), window_.v(run.first_slot), rows};
+      left -= rows;
+    }
+    if (left > 0) pieces[n_pieces++] = {new_k, new_v, left};
+    const auto n_ref = static_cast<uint32_t>(w + n_new);
+    if (n_pieces == 1) {
+      store_.append(pieces[0].k, pieces[0].v, evicted_maw, evict, n_ref, sel);
+    } else {
+      std::vector<std::byte> k_rows(evict * row_bytes), v_rows(evict * row_bytes);
+      std::size_t at = 0;
+      for (int p = 0; p < n_pieces; ++p) {
+        std::memcpy(k_rows.data() + at, pieces[p].k, pieces[p].rows * row_bytes);
+        std::memcpy(v_rows.data() + at, pieces[p].v, pieces[p].rows * row_bytes);
+        at += pieces[p].rows * row_bytes;
+      }
+      store_.append(k_rows.data(), v_rows.data(), evicted_maw, evict, n_ref, sel);
+    }
+  }
+
   const int64_t keep_from = std::max<int64_t>(0, evict - w);  // first new row that stays
   window_.pop_front(std::min(evict, w));
-  const int64_t first_new_slot = window_.size();
-  window_.push_back(new_k + keep_from * token_row_bytes, new_v + keep_from * token_row_bytes,
-                    n_new - keep_from);
-  for (int32_t h = 0; h < hkv; ++h) {
-    for (int64_t i = keep_from; i < n_new; ++i) {
-      window_.maw(h, window_.slot(first_new_slot + i - keep_from)) = maw_of[h * (w + n_new) + w + i];
-    }
-  }
+  window_.push_back(new_k + keep_from * row_bytes, new_v + keep_from * row_bytes, n_new - keep_from);
 }
 
 }  // namespace hgca::kvmgr

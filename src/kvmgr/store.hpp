@@ -106,6 +106,14 @@ class SequenceKv {
   void commit(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
               std::span<const float* const> weights, float alpha, const SelectionParams& sel);
 
+  /// The part of commit() that moves KV, for a window whose MAW is tracked elsewhere (the CUDA
+  /// backend keeps its window on the GPU and this one as the host's copy of it, FlashD2H): the
+  /// oldest evict_count(n_new) entries of window ∪ new rows go to the store with `evicted_maw`
+  /// [Hkv, evict] and n_ref = window size + n_new, and are selected; the remaining new rows enter
+  /// the window (their MAW is left as it is). Strong guarantee on bad_alloc.
+  void evict_and_insert(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
+                        const float* evicted_maw, const SelectionParams& sel);
+
   void apply_reevaluation(std::span<const std::vector<float>> a, const SelectionParams& sel) {
     store_.apply_reevaluation(a, sel);
   }

@@ -43,11 +43,12 @@ With --model and --tokenizer it decodes a llama2.c float32 checkpoint greedily l
 run.c (--steps counts positions including the prompt; the prompt is one prefill step) and prints
 the text.
 
-It reports decode tokens/s, time between tokens (p50, p99, per decode step of the batch), window,
+It reports decode tokens/s, time between tokens (p50, p99, per decode step of the batch), the
+share of it the runtime's streams spent moving KV out of the window (synthetic workload), window,
 store and context-set sizes, the selected fraction, the backend and the method's parameters.
 --json prints the same as one JSON object on stdout: text, tokens (ids of every position after
-BOS), tokens_per_s, tbt_ms_p50, tbt_ms_p99, selected_fraction, alpha, beta, window_blocks,
-block_tokens and more; with --compare-exact also top1_agreement, kl_mean, ppl_exact, ppl_hybrid
+BOS), tokens_per_s, tbt_ms_p50, tbt_ms_p99, tbt_ms (every decode step), decode_transfer_ms,
+transfer_share, selected_fraction, alpha, beta, window_blocks, block_tokens and more; with --compare-exact also top1_agreement, kl_mean, ppl_exact, ppl_hybrid
 (--compare-exact needs --model). For the synthetic workload text is "" and tokens is [].)";
 
 constexpr const char* kExamples = R"(Examples:
@@ -82,6 +83,7 @@ struct Summary {
   int32_t prefill_steps = 0;
   double prefill_seconds = 0.0;
   std::vector<double> decode_seconds;
+  double decode_transfer_seconds = 0.0;  // synthetic workload only
   std::vector<hgca::LayerStats> layers;
   std::string text;
   std::vector<int32_t> tokens;
@@ -111,6 +113,12 @@ std::optional<double> percentile_ms(std::vector<double> seconds, double p) {
 double decode_tokens_per_s(const Summary& s) {
   const double total = std::accumulate(s.decode_seconds.begin(), s.decode_seconds.end(), 0.0);
   return total > 0.0 ? static_cast<double>(s.batch) * static_cast<double>(s.decode_seconds.size()) / total : 0.0;
+}
+
+// Share of the decode steps' wall time that the runtime's streams spent moving KV out of the window.
+double transfer_share(const Summary& s) {
+  const double total = std::accumulate(s.decode_seconds.begin(), s.decode_seconds.end(), 0.0);
+  return total > 0.0 ? s.decode_transfer_seconds / total : 0.0;
 }
 
 double mean_selected_fraction(const Summary& s) {
@@ -167,6 +175,10 @@ void print_human(const Summary& s) {
                s.decode_seconds.size(), decode_tokens_per_s(s), *percentile_ms(s.decode_seconds, 50),
                *percentile_ms(s.decode_seconds, 99));
   }
+  if (s.backend == hgca::Backend::kCuda && !s.decode_seconds.empty()) {
+    fmt::print("transfers  KV out of the window held the streams {:.3f} ms over the decode steps ({:.1f} % of their "
+               "time)\n", 1e3 * s.decode_transfer_seconds, 100.0 * transfer_share(s));
+  }
   fmt::print("window     {:.1f} of {:.0f} tokens per (layer, sequence)\n",
              static_cast<double>(t.window) / per_seq_layer, static_cast<double>(t.capacity) / per_seq_layer);
   fmt::print("store      {:.1f} tokens per (layer, sequence)\n", static_cast<double>(t.store) / per_seq_layer);
@@ -205,6 +217,11 @@ void print_json(const Summary& s) {
   j["tbt_ms_p50"] = optional_ms(percentile_ms(s.decode_seconds, 50));
   j["tbt_ms_p99"] = optional_ms(percentile_ms(s.decode_seconds, 99));
   j["decode_steps"] = s.decode_seconds.size();
+  json tbt = json::array();
+  for (double sec : s.decode_seconds) tbt.push_back(1e3 * sec);
+  j["tbt_ms"] = std::move(tbt);
+  j["decode_transfer_ms"] = 1e3 * s.decode_transfer_seconds;
+  j["transfer_share"] = transfer_share(s);
   j["batch"] = s.batch;
   j["prefill_tokens"] = s.prefill_tokens;
   j["prefill_steps"] = s.prefill_steps;
@@ -216,7 +233,8 @@ void print_json(const Summary& s) {
   j["context_tokens"] = t.context;
   json layers = json::array();
   for (const auto& l : s.layers) {
-    layers.push_back({{"window_tokens", l.window_tokens},
+    layers.push_back({{"transfer_ms", 1e3 * l.transfer_seconds},
+                      {"window_tokens", l.window_tokens},
                       {"store_tokens", l.store_tokens},
                       {"context_tokens", l.context_tokens},
                       {"selected_fraction", l.selected_fraction},
@@ -354,6 +372,7 @@ int run_synthetic(const Cli& cli) {
   s.prefill_steps = times.prefill_steps;
   s.prefill_seconds = times.prefill_seconds;
   s.decode_seconds = times.decode_seconds;
+  s.decode_transfer_seconds = times.decode_transfer_seconds;
   if (cli.json) {
     print_json(s);
   } else {

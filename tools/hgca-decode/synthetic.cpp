@@ -87,6 +87,17 @@ void convert(DType dtype, const std::vector<float>& src, std::vector<std::byte>&
   }
 }
 
+/// LayerStats::transfer_seconds summed over the layers (waits for enqueued work).
+Status transfer_seconds(const Runtime& runtime, double* out) {
+  *out = 0.0;
+  for (int32_t l = 0; l < runtime.options().n_layers; ++l) {
+    LayerStats st;
+    if (Status s = runtime.layer_stats(l, &st); !s) return s;
+    *out += st.transfer_seconds;
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status run_synthetic(Runtime& runtime, const SyntheticWorkload& w,
@@ -125,6 +136,7 @@ Status run_synthetic(Runtime& runtime, const SyntheticWorkload& w,
   int64_t positions = 0;
   SyntheticTimes times;
   times.prefill_steps = prefill_steps;
+  double transfer_before_decode = 0.0;
 
   for (int64_t step = 0; step < total_steps; ++step) {
     const bool prefill = step < prefill_steps;
@@ -176,12 +188,17 @@ Status run_synthetic(Runtime& runtime, const SyntheticWorkload& w,
 
     if (prefill) {
       times.prefill_seconds += seconds;
+      if (step + 1 == prefill_steps) {
+        if (Status s = transfer_seconds(runtime, &transfer_before_decode); !s) return s;
+      }
     } else {
       times.decode_seconds.push_back(seconds);
     }
     positions += n;
     if (on_step) on_step(positions);
   }
+  if (Status s = transfer_seconds(runtime, &times.decode_transfer_seconds); !s) return s;
+  times.decode_transfer_seconds -= transfer_before_decode;
   *out = std::move(times);
   return Status::ok();
 }

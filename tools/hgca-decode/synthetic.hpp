@@ -26,6 +26,8 @@ struct SyntheticTimes {
   int32_t prefill_steps = 0;
   double prefill_seconds = 0.0;
   std::vector<double> decode_seconds;  ///< wall time of each decode step of the batch
+  /// LayerStats::transfer_seconds summed over the layers, accrued during the decode steps.
+  double decode_transfer_seconds = 0.0;
 };
 
 /// Runs `workload` through `runtime` (its Options give layers, heads, head dim and dtype) with

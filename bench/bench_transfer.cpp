@@ -1,0 +1,507 @@
+// FlashH2D and FlashD2H against CUDA's own ways of moving scattered KV blocks, in the same run.
+//
+// H2D: blocks (4, 16, 64 KB) scattered at random in a 1 GiB pinned pool (far larger than the CPU's
+// L3 and the GPU's L2), gathered into device memory: FlashH2D on 2, 4 and 8 SMs, one
+// cudaMemcpyAsync per block, cudaMemcpyBatchAsync. CUDA events; GB/s of the median iteration.
+// "_thp": the pool on transparent huge pages, registered with cudaHostRegister (what the store's
+// pinned chunks could be), to see whether translating scattered 4 KB pages costs the GPU.
+// D2H: every step, 32 sequences each evict one block per KV head (Hkv 8, D 128, bf16; K and V),
+// 256 MB in all. FlashD2H end to end, wall clock: each step's new rows go to pinned staging in one
+// copy per K and V (double-buffered), and CPU threads scatter them into the sequences' host windows
+// and DRAM stores (kvmgr::SequenceKv::evict_and_insert, with selection) exactly as the CUDA backend
+// does; "pool" scatters into the peers' destinations instead (scattered blocks of a pinned pool).
+// Peers: one cudaMemcpyAsync per (sequence, head, K/V) block from the window's layout straight to
+// those destinations, and cudaMemcpyBatchAsync of the same list (CUDA events).
+// Interference: a compute-bound kernel alone, and with FlashD2H or an SM-based D2H copy beside it.
+#include <benchmark/benchmark.h>
+#include <cuda_runtime.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cpu/flash_d2h.hpp"
+#include "transfer_kernels.hpp"
+#include "gpu/flash_h2d.hpp"
+#include "kvmgr/store.hpp"
+
+namespace {
+
+#define BENCH_CUDA(expr)                                                                      \
+  do {                                                                                        \
+    if (cudaError_t bench_e = (expr); bench_e != cudaSuccess) {                               \
+      state.SkipWithError((std::string(#expr) + ": " + cudaGetErrorString(bench_e)).c_str()); \
+      return;                                                                                 \
+    }                                                                                         \
+  } while (0)
+
+constexpr std::size_t kPoolBytes = std::size_t{1} << 30;
+constexpr std::size_t kMoveBytes = std::size_t{256} << 20;  // per iteration, every method
+
+/// Pinned host memory, freed on destruction.
+struct Pinned {
+  std::byte* p = nullptr;
+  explicit Pinned(std::size_t bytes) {
+    if (cudaHostAlloc(reinterpret_cast<void**>(&p), bytes, cudaHostAllocDefault) != cudaSuccess) p = nullptr;
+  }
+  ~Pinned() { cudaFreeHost(p); }
+};
+
+/// Device memory, freed on destruction.
+struct Device {
+  std::byte* p = nullptr;
+  explicit Device(std::size_t bytes) {
+    if (cudaMalloc(reinterpret_cast<void**>(&p), bytes) != cudaSuccess) p = nullptr;
+  }
+  ~Device() { cudaFree(p); }
+};
+
+/// Random bytes (never time on zeros), filled in parallel.
+void fill_random(std::byte* p, std::size_t bytes, uint64_t seed) {
+  tbb::parallel_for(std::size_t{0}, bytes / 4096 + 1, [&](std::size_t page) {
+    std::mt19937_64 rng(seed + page);
+    const std::size_t end = std::min(bytes, (page + 1) * 4096);
+    for (std::size_t i = page * 4096; i + 8 <= end; i += 8) {
+      const uint64_t x = rng();
+      std::memcpy(p + i, &x, 8);
+    }
+  });
+}
+
+/// The shared pinned pool the scattered blocks live in (allocated and filled once).
+std::byte* pool() {
+  static Pinned pinned(kPoolBytes);
+  static const bool filled = pinned.p && (fill_random(pinned.p, kPoolBytes, 1), true);
+  return filled ? pinned.p : nullptr;
+}
+
+/// The pool again, on 2 MB transparent huge pages where the kernel grants them, registered with
+/// CUDA; `device` is the address the GPU uses.
+struct ThpPool {
+  std::byte* host = nullptr;
+  std::byte* device = nullptr;
+  double huge_fraction = 0.0;  // of the process's anonymous memory in huge pages, after filling
+};
+const ThpPool& thp_pool() {
+  static const ThpPool pool = [] {
+    ThpPool p;
+    void* m = nullptr;
+    if (posix_memalign(&m, std::size_t{2} << 20, kPoolBytes) != 0) return p;
+    madvise(m, kPoolBytes, MADV_HUGEPAGE);
+    fill_random(static_cast<std::byte*>(m), kPoolBytes, 2);
+    void* d = nullptr;
+    if (cudaHostRegister(m, kPoolBytes, cudaHostRegisterMapped) != cudaSuccess ||
+        cudaHostGetDevicePointer(&d, m, 0) != cudaSuccess) {
+      free(m);
+      return p;
+    }
+    std::ifstream rollup("/proc/self/smaps_rollup");
+    double anon = 0, huge = 0;
+    for (std::string line; std::getline(rollup, line);) {  // "Anonymous:   123 kB"
+      const auto number = [&] { return std::stod(line.substr(line.find(':') + 1)); };
+      if (line.starts_with("Anonymous:")) anon = number();
+      if (line.starts_with("AnonHugePages:")) huge = number();
+    }
+    p.host = static_cast<std::byte*>(m);
+    p.device = static_cast<std::byte*>(d);
+    p.huge_fraction = anon > 0 ? huge / anon : 0.0;
+    return p;
+  }();
+  return pool;
+}
+
+/// `count` distinct block positions in the pool, in random order; a different draw per `seed`.
+std::vector<std::size_t> scattered_blocks(std::size_t block, std::size_t count, uint64_t seed) {
+  std::vector<std::size_t> slots(kPoolBytes / block);
+  std::iota(slots.begin(), slots.end(), std::size_t{0});
+  std::shuffle(slots.begin(), slots.end(), std::mt19937_64(seed));
+  slots.resize(count);
+  for (auto& s : slots) s *= block;
+  return slots;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+cudaError_t memcpy_batch(std::vector<void*>& dst, std::vector<const void*>& src, std::vector<std::size_t>& sizes,
+                         cudaStream_t s) {
+  cudaMemcpyAttributes attr{};
+  attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  std::size_t attr_index = 0;
+  constexpr std::size_t kBatch = 4096;  // copies per call
+  for (std::size_t i = 0; i < dst.size(); i += kBatch) {
+    const std::size_t n = std::min(kBatch, dst.size() - i);
+    if (cudaError_t e = cudaMemcpyBatchAsync(dst.data() + i, src.data() + i, sizes.data() + i, n, &attr, &attr_index, 1, s);
+        e != cudaSuccess) {
+      return e;
+    }
+  }
+  return cudaSuccess;
+}
+
+// --- H2D -------------------------------------------------------------------------------------
+
+enum class H2D { kFlash, kPerBlock, kBatch };
+
+/// Args: block KB, SMs (FlashH2D only). `kThp`: sources in thp_pool().
+template <H2D kMethod, bool kThp = false>
+void BM_H2D(benchmark::State& state) {
+  const std::size_t block = static_cast<std::size_t>(state.range(0)) << 10;
+  const auto sms = static_cast<int32_t>(state.range(1));
+  const std::size_t count = kMoveBytes / block;
+  std::byte* src = kThp ? thp_pool().host : pool();
+  std::byte* src_device = kThp ? thp_pool().device : src;  // the address FlashH2D reads
+  Device dst(kMoveBytes);
+  if (!src || !dst.p) return state.SkipWithError("out of pinned or device memory");
+  cudaStream_t s = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  BENCH_CUDA(cudaEventCreate(&start));
+  BENCH_CUDA(cudaEventCreate(&stop));
+
+  // A few draws of scattered sources, used in turn.
+  constexpr int kDraws = 4;
+  std::vector<std::vector<hgca::gpu::H2DSpan>> spans(kDraws);
+  std::vector<std::vector<void*>> dsts(kDraws);
+  std::vector<std::vector<const void*>> srcs(kDraws);
+  std::vector<std::size_t> sizes(count, block);
+  for (int d = 0; d < kDraws; ++d) {
+    const auto at = scattered_blocks(block, count, 100 + d);
+    for (std::size_t i = 0; i < count; ++i) {
+      spans[d].push_back({src_device + at[i], dst.p + i * block, static_cast<int64_t>(block)});
+      dsts[d].push_back(dst.p + i * block);
+      srcs[d].push_back(src + at[i]);
+    }
+  }
+  auto gather = [&](int d) -> cudaError_t {
+    switch (kMethod) {
+      case H2D::kFlash: {
+        const hgca::Status st = hgca::gpu::flash_h2d(spans[d], {sms, 16384}, s);
+        return st ? cudaSuccess : cudaErrorUnknown;
+      }
+      case H2D::kPerBlock:
+        for (std::size_t i = 0; i < count; ++i) {
+          if (cudaError_t e = cudaMemcpyAsync(dsts[d][i], srcs[d][i], block, cudaMemcpyHostToDevice, s); e != cudaSuccess) {
+            return e;
+          }
+        }
+        return cudaSuccess;
+      case H2D::kBatch: return memcpy_batch(dsts[d], srcs[d], sizes, s);
+    }
+    return cudaSuccess;
+  };
+  BENCH_CUDA(gather(0));  // warm-up
+  BENCH_CUDA(cudaStreamSynchronize(s));
+  std::vector<double> seconds;
+  int d = 1;
+  for (auto _ : state) {
+    BENCH_CUDA(cudaEventRecord(start, s));
+    BENCH_CUDA(gather(d));
+    BENCH_CUDA(cudaEventRecord(stop, s));
+    BENCH_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    state.SetIterationTime(ms / 1e3);
+    seconds.push_back(ms / 1e3);
+    d = (d + 1) % kDraws;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kMoveBytes));
+  state.counters["GBps_median"] = static_cast<double>(kMoveBytes) / median(seconds) / 1e9;
+  state.counters["block_KB"] = static_cast<double>(block >> 10);
+  state.counters["SMs"] = kMethod == H2D::kFlash ? sms : 0;  // copy engines use none
+  if (kThp) state.counters["huge_page_fraction"] = thp_pool().huge_fraction;
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaStreamDestroy(s);
+}
+
+// --- D2H -------------------------------------------------------------------------------------
+
+constexpr int32_t kHkv = 8, kD = 128, kSeqs = 32;
+constexpr std::size_t kHeadRow = kD * 2;  // bf16
+constexpr std::size_t kRow = kHkv * kHeadRow;
+
+/// The eviction workload at one block size: steps of kSeqs sequences each evicting one block.
+struct D2HWork {
+  int32_t block_tokens = 0;
+  int64_t steps = 0;
+  std::size_t step_bytes = 0;  // of K (V the same): kSeqs × block_tokens rows
+  explicit D2HWork(std::size_t block) : block_tokens(static_cast<int32_t>(block / kHeadRow)) {
+    step_bytes = static_cast<std::size_t>(kSeqs) * block_tokens * kRow;
+    steps = static_cast<int64_t>(kMoveBytes / (2 * step_bytes));
+  }
+  std::size_t total() const { return 2 * step_bytes * static_cast<std::size_t>(steps); }
+};
+
+/// FlashD2H's pipeline over `w`: step t's K and V rows ([kSeqs × block_tokens, Hkv, D], sequence by
+/// sequence, as a step's new rows arrive) are copied into staging slot t % 2 and scattered by the
+/// pool; the copy of step t + 1 runs while step t is scattered. `scatter(t, k, v)` does the CPU's part.
+template <typename Scatter>
+cudaError_t flash_d2h(const D2HWork& w, const std::byte* dev_k, const std::byte* dev_v, std::byte* const staging[2],
+                      cudaStream_t s, cudaEvent_t copied[2], hgca::cpu::ScatterLanes& lanes, Scatter&& scatter) {
+  auto copy = [&](int64_t t) -> cudaError_t {
+    std::byte* slot = staging[t % 2];
+    const std::size_t at = static_cast<std::size_t>(t) * w.step_bytes;
+    if (cudaError_t e = cudaMemcpyAsync(slot, dev_k + at, w.step_bytes, cudaMemcpyDeviceToHost, s); e != cudaSuccess) return e;
+    if (cudaError_t e = cudaMemcpyAsync(slot + w.step_bytes, dev_v + at, w.step_bytes, cudaMemcpyDeviceToHost, s);
+        e != cudaSuccess) {
+      return e;
+    }
+    return cudaEventRecord(copied[t % 2], s);
+  };
+  if (cudaError_t e = copy(0); e != cudaSuccess) return e;
+  for (int64_t t = 0; t < w.steps; ++t) {
+    if (t + 1 < w.steps) {
+      lanes.wait(0);  // step t - 1's scatter has left slot (t + 1) % 2
+      if (cudaError_t e = copy(t + 1); e != cudaSuccess) return e;
+    }
+    if (cudaError_t e = cudaEventSynchronize(copied[t % 2]); e != cudaSuccess) return e;
+    const std::byte* slot = staging[t % 2];
+    lanes.start(0, [&scatter, t, slot, &w] { scatter(t, slot, slot + w.step_bytes); });
+  }
+  lanes.wait(0);
+  return cudaSuccess;
+}
+
+enum class D2H { kFlashStore, kFlashPool, kPerBlock, kBatch };
+
+/// Arg: block KB.
+template <D2H kMethod>
+void BM_D2H(benchmark::State& state) {
+  const std::size_t block = static_cast<std::size_t>(state.range(0)) << 10;
+  const D2HWork w(block);
+  std::byte* pool_p = pool();
+  Device dev_k(w.total() / 2), dev_v(w.total() / 2);
+  Pinned slot0(2 * w.step_bytes), slot1(2 * w.step_bytes);
+  if (!pool_p || !dev_k.p || !dev_v.p || !slot0.p || !slot1.p) return state.SkipWithError("out of memory");
+  BENCH_CUDA(cudaMemset(dev_k.p, 0x3C, w.total() / 2));
+  BENCH_CUDA(cudaMemset(dev_v.p, 0x5A, w.total() / 2));
+  cudaStream_t s = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr, copied[2] = {};
+  BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (cudaEvent_t* e : {&start, &stop, &copied[0], &copied[1]}) BENCH_CUDA(cudaEventCreate(e));
+  tbb::task_arena arena;
+  hgca::cpu::ScatterLanes lanes(1, arena);
+  std::byte* const staging[2] = {slot0.p, slot1.p};
+
+  // Destinations of the pool and the peers: one scattered pool block per (step, sequence, head, K/V).
+  const std::size_t blocks = static_cast<std::size_t>(w.steps) * kSeqs * kHkv * 2;
+  const auto at = scattered_blocks(block, blocks, 7);
+  auto dest = [&](int64_t t, int32_t seq, int32_t h, int kv) {
+    return pool_p + at[((static_cast<std::size_t>(t) * kSeqs + seq) * kHkv + h) * 2 + kv];
+  };
+  // The peers' sources: the window's layout, (sequence, head) rows contiguous per block.
+  std::vector<void*> dsts;
+  std::vector<const void*> srcs;
+  std::vector<std::size_t> sizes(blocks, block);
+  for (int64_t t = 0; t < w.steps; ++t) {
+    for (int32_t seq = 0; seq < kSeqs; ++seq) {
+      for (int32_t h = 0; h < kHkv; ++h) {
+        for (int kv = 0; kv < 2; ++kv) {
+          const std::size_t src_at = static_cast<std::size_t>(t) * w.step_bytes + (static_cast<std::size_t>(seq) * kHkv + h) * block;
+          srcs.push_back((kv == 0 ? dev_k.p : dev_v.p) + src_at);
+          dsts.push_back(dest(t, seq, h, kv));
+        }
+      }
+    }
+  }
+
+  // FlashD2H into the stores: kSeqs sequences whose windows (4 blocks) are full, so that every
+  // step's new block pushes their oldest block out to the store, selected with beta = 1.
+  const hgca::kvmgr::SelectionParams sel{1.0f, 4, 1};
+  std::vector<float> maw(static_cast<std::size_t>(kHkv) * w.block_tokens);
+  std::mt19937 rng(3);
+  for (float& m : maw) m = std::uniform_real_distribution<float>(0.0f, 2.0f / (5.0f * static_cast<float>(w.block_tokens)))(rng);
+  std::vector<std::unique_ptr<hgca::kvmgr::SequenceKv>> seqs;
+  const std::vector<std::byte> prompt(static_cast<std::size_t>(4 * w.block_tokens) * kRow, std::byte{1});
+  auto fresh_stores = [&] {
+    seqs.clear();
+    for (int32_t i = 0; i < kSeqs; ++i) {
+      seqs.push_back(std::make_unique<hgca::kvmgr::SequenceKv>(4 * w.block_tokens, w.block_tokens, kHkv, kD, 2));
+      seqs.back()->evict_and_insert(prompt.data(), prompt.data(), 4 * w.block_tokens, nullptr, sel);
+    }
+  };
+  auto to_store = [&](int64_t, const std::byte* k, const std::byte* v) {
+    tbb::parallel_for(0, kSeqs, [&](int32_t i) {
+      const std::size_t row = static_cast<std::size_t>(i) * w.block_tokens * kRow;
+      seqs[i]->evict_and_insert(k + row, v + row, w.block_tokens, maw.data(), sel);
+    });
+  };
+  auto to_pool = [&](int64_t t, const std::byte* k, const std::byte* v) {
+    tbb::parallel_for(0, kSeqs * kHkv * 2, [&](int32_t task) {
+      const int32_t seq = task / (2 * kHkv), h = task / 2 % kHkv, kv = task % 2;
+      const std::byte* rows = (kv == 0 ? k : v) + static_cast<std::size_t>(seq) * w.block_tokens * kRow + h * kHeadRow;
+      std::byte* out = dest(t, seq, h, kv);
+      for (int32_t r = 0; r < w.block_tokens; ++r) std::memcpy(out + r * kHeadRow, rows + r * kRow, kHeadRow);
+    });
+  };
+
+  auto run = [&]() -> cudaError_t {
+    switch (kMethod) {
+      case D2H::kFlashStore: return flash_d2h(w, dev_k.p, dev_v.p, staging, s, copied, lanes, to_store);
+      case D2H::kFlashPool: return flash_d2h(w, dev_k.p, dev_v.p, staging, s, copied, lanes, to_pool);
+      case D2H::kPerBlock:
+        for (std::size_t i = 0; i < blocks; ++i) {
+          if (cudaError_t e = cudaMemcpyAsync(dsts[i], srcs[i], block, cudaMemcpyDeviceToHost, s); e != cudaSuccess) return e;
+        }
+        return cudaSuccess;
+      case D2H::kBatch: return memcpy_batch(dsts, srcs, sizes, s);
+    }
+    return cudaSuccess;
+  };
+  const bool flash = kMethod == D2H::kFlashStore || kMethod == D2H::kFlashPool;
+  if (kMethod == D2H::kFlashStore) fresh_stores();
+  BENCH_CUDA(run());  // warm-up
+  BENCH_CUDA(cudaStreamSynchronize(s));
+  std::vector<double> seconds;
+  for (auto _ : state) {
+    if (kMethod == D2H::kFlashStore) fresh_stores();  // the stores would grow by 256 MB a run
+    double sec = 0.0;
+    if (flash) {  // end to end, CPU work included: wall clock
+      const auto t0 = std::chrono::steady_clock::now();
+      BENCH_CUDA(run());
+      sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    } else {
+      BENCH_CUDA(cudaEventRecord(start, s));
+      BENCH_CUDA(run());
+      BENCH_CUDA(cudaEventRecord(stop, s));
+      BENCH_CUDA(cudaEventSynchronize(stop));
+      float ms = 0;
+      BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
+      sec = ms / 1e3;
+    }
+    state.SetIterationTime(sec);
+    seconds.push_back(sec);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * w.total()));
+  state.counters["GBps_median"] = static_cast<double>(w.total()) / median(seconds) / 1e9;
+  state.counters["block_KB"] = static_cast<double>(block >> 10);
+  state.counters["threads"] = arena.max_concurrency();
+  seqs.clear();
+  cudaStreamDestroy(s);
+  for (cudaEvent_t e : {start, stop, copied[0], copied[1]}) cudaEventDestroy(e);
+}
+
+// --- Interference ------------------------------------------------------------------------------
+
+enum class Beside { kNothing, kFlashD2H, kSmCopy };
+
+/// The compute kernel's time alone and with a transfer running beside it (on another stream,
+/// restarted until the kernel's repetitions are done). Counters: kernel ms (median) and the
+/// transfer's GB/s meanwhile.
+template <Beside kBeside>
+void BM_ComputeBeside(benchmark::State& state) {
+  const D2HWork w(16 << 10);
+  Device dev_k(w.total() / 2), dev_v(w.total() / 2), out(4);
+  Pinned slot0(2 * w.step_bytes), slot1(2 * w.step_bytes), sink(w.total() / 2);
+  if (!dev_k.p || !dev_v.p || !slot0.p || !slot1.p || !sink.p) return state.SkipWithError("out of memory");
+  cudaStream_t s = nullptr, t = nullptr;
+  BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  BENCH_CUDA(cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking));
+  cudaEvent_t start = nullptr, stop = nullptr, copied[2] = {};
+  for (cudaEvent_t* e : {&start, &stop, &copied[0], &copied[1]}) BENCH_CUDA(cudaEventCreate(e));
+  int sms = 0;
+  BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  auto kernel = [&] { return launch_compute(sms * 4, 1 << 18, out.p, s); };
+
+  std::atomic<bool> stop_beside{false};
+  std::atomic<int64_t> moved{0};
+  std::thread beside;
+  tbb::task_arena arena;
+  hgca::cpu::ScatterLanes lanes(1, arena);
+  std::byte* const staging[2] = {slot0.p, slot1.p};
+  std::vector<std::unique_ptr<hgca::kvmgr::SequenceKv>> seqs;
+  const hgca::kvmgr::SelectionParams sel{1.0f, 4, 1};
+  std::vector<float> maw(static_cast<std::size_t>(kHkv) * w.block_tokens, 1e-3f);
+  if (kBeside != Beside::kNothing) {
+    beside = std::thread([&] {
+      while (!stop_beside.load()) {
+        if (kBeside == Beside::kFlashD2H) {
+          seqs.clear();
+          for (int32_t i = 0; i < kSeqs; ++i) seqs.push_back(std::make_unique<hgca::kvmgr::SequenceKv>(
+                                                 4 * w.block_tokens, w.block_tokens, kHkv, kD, 2));
+          (void)flash_d2h(w, dev_k.p, dev_v.p, staging, t, copied, lanes, [&](int64_t, const std::byte* k, const std::byte* v) {
+            tbb::parallel_for(0, kSeqs, [&](int32_t i) {
+              const std::size_t row = static_cast<std::size_t>(i) * w.block_tokens * kRow;
+              seqs[i]->evict_and_insert(k + row, v + row, w.block_tokens, maw.data(), sel);
+            });
+          });
+        } else {
+          (void)launch_sm_copy(8, dev_k.p, sink.p, w.total() / 2, t);
+          cudaStreamSynchronize(t);
+          moved += static_cast<int64_t>(w.total() / 2);
+          continue;
+        }
+        moved += static_cast<int64_t>(w.total());
+      }
+    });
+  }
+  BENCH_CUDA(kernel());  // warm-up
+  BENCH_CUDA(cudaStreamSynchronize(s));
+  std::vector<double> ms_each;
+  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t moved0 = moved.load();
+  for (auto _ : state) {
+    BENCH_CUDA(cudaEventRecord(start, s));
+    BENCH_CUDA(kernel());
+    BENCH_CUDA(cudaEventRecord(stop, s));
+    BENCH_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    state.SetIterationTime(ms / 1e3);
+    ms_each.push_back(ms);
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const int64_t moved_during = moved.load() - moved0;
+  stop_beside = true;
+  if (beside.joinable()) beside.join();
+  state.counters["kernel_ms_median"] = median(ms_each);
+  state.counters["beside_GBps"] = static_cast<double>(moved_during) / wall / 1e9;
+  cudaStreamSynchronize(t);
+  cudaStreamDestroy(s);
+  cudaStreamDestroy(t);
+  for (cudaEvent_t e : {start, stop, copied[0], copied[1]}) cudaEventDestroy(e);
+}
+
+}  // namespace
+
+BENCHMARK(BM_H2D<H2D::kFlash>)->Name("BM_H2D/flash")->ArgNames({"block_KB", "SMs"})
+    ->ArgsProduct({{4, 16, 64}, {2, 4, 8}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(12);
+BENCHMARK(BM_H2D<H2D::kBatch>)->Name("BM_H2D/memcpy_batch")->ArgNames({"block_KB", "SMs"})
+    ->ArgsProduct({{4, 16, 64}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_H2D<H2D::kPerBlock>)->Name("BM_H2D/memcpy_per_block")->ArgNames({"block_KB", "SMs"})
+    ->ArgsProduct({{4, 16, 64}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(4);
+BENCHMARK(BM_H2D<H2D::kFlash, true>)->Name("BM_H2D/flash_thp")->ArgNames({"block_KB", "SMs"})
+    ->ArgsProduct({{4, 16, 64}, {8}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(12);
+BENCHMARK(BM_H2D<H2D::kBatch, true>)->Name("BM_H2D/memcpy_batch_thp")->ArgNames({"block_KB", "SMs"})
+    ->ArgsProduct({{16}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_D2H<D2H::kFlashStore>)->Name("BM_D2H/flash_store")->ArgName("block_KB")->Arg(4)->Arg(16)->Arg(64)
+    ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_D2H<D2H::kFlashPool>)->Name("BM_D2H/flash_pool")->ArgName("block_KB")->Arg(4)->Arg(16)->Arg(64)
+    ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_D2H<D2H::kBatch>)->Name("BM_D2H/memcpy_batch")->ArgName("block_KB")->Arg(4)->Arg(16)->Arg(64)
+    ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_D2H<D2H::kPerBlock>)->Name("BM_D2H/memcpy_per_block")->ArgName("block_KB")->Arg(4)->Arg(16)->Arg(64)
+    ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(4);
+BENCHMARK(BM_ComputeBeside<Beside::kNothing>)->Name("BM_Compute/alone")->UseManualTime()
+    ->Unit(benchmark::kMillisecond)->Iterations(15);
+BENCHMARK(BM_ComputeBeside<Beside::kFlashD2H>)->Name("BM_Compute/beside_flash_d2h")->UseManualTime()
+    ->Unit(benchmark::kMillisecond)->Iterations(15);
+BENCHMARK(BM_ComputeBeside<Beside::kSmCopy>)->Name("BM_Compute/beside_sm_copy")->UseManualTime()
+    ->Unit(benchmark::kMillisecond)->Iterations(15);
+
+BENCHMARK_MAIN();

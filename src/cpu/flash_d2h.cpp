@@ -1,0 +1,40 @@
+// FlashD2H's scatter lanes (see flash_d2h.hpp).
+#include "cpu/flash_d2h.hpp"
+
+#include <chrono>
+
+namespace hgca::cpu {
+
+ScatterLanes::ScatterLanes(int32_t lanes, tbb::task_arena& arena)
+    : arena_(arena), started_(static_cast<std::size_t>(lanes), 0), finished_(static_cast<std::size_t>(lanes), 0) {}
+
+ScatterLanes::~ScatterLanes() { wait_all(); }
+
+void ScatterLanes::start(int32_t lane, std::function<void()> scatter) {
+  wait(lane);
+  {
+    std::lock_guard lock(mutex_);
+    ++started_[lane];
+  }
+  // Enqueued, not run: the caller (a CUDA host function) returns at once.
+  arena_.enqueue([this, lane, scatter = std::move(scatter)] {
+    scatter();
+    // Notified under the lock: a waiter that sees the count cannot destroy us before we let go.
+    std::lock_guard lock(mutex_);
+    ++finished_[lane];
+    finished_cv_.notify_all();
+  });
+}
+
+double ScatterLanes::wait(int32_t lane) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_lock lock(mutex_);
+  finished_cv_.wait(lock, [&] { return finished_[lane] == started_[lane]; });
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void ScatterLanes::wait_all() {
+  for (std::size_t l = 0; l < started_.size(); ++l) wait(static_cast<int32_t>(l));
+}
+
+}  // namespace hgca::cpu

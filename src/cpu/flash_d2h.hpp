@@ -1,0 +1,43 @@
+// FlashD2H's CPU side (SparseServe §3.2.2, DESIGN.md step 2): once an attention call's window
+// overflow has landed in pinned staging, CPU threads of the pool scatter it into the per-head DRAM
+// store, off the streams, while the GPU goes on. One ordered lane of scatters per layer.
+#pragma once
+
+#include <oneapi/tbb/task_arena.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+namespace hgca::cpu {
+
+/// Asynchronous scatters in a oneTBB arena, one lane per layer. A lane runs one scatter at a time,
+/// in the order they were started. Its owner waits for the lane before it reads what the last
+/// scatter wrote (the next call's context sets) — which is also what holds back the copies that
+/// would refill a staging slot while a scatter still reads it: backpressure, never overwrite.
+class ScatterLanes {
+ public:
+  ScatterLanes(int32_t lanes, tbb::task_arena& arena);
+  ~ScatterLanes();  // waits for every lane
+  ScatterLanes(const ScatterLanes&) = delete;
+  ScatterLanes& operator=(const ScatterLanes&) = delete;
+
+  /// Starts `scatter` in the arena after the lane's previous one has finished (waiting for it if
+  /// it has not) and returns. `scatter` must not throw; it may run on any of the arena's threads.
+  void start(int32_t lane, std::function<void()> scatter);
+  /// Blocks until the lane's scatter has finished; returns the seconds waited. The waiting thread
+  /// does not work in the arena meanwhile: it would pick up unrelated tasks (a re-evaluation of
+  /// several milliseconds) and return late.
+  double wait(int32_t lane);
+  void wait_all();
+
+ private:
+  tbb::task_arena& arena_;
+  std::mutex mutex_;
+  std::condition_variable finished_cv_;
+  std::vector<uint64_t> started_, finished_;  // per lane, guarded by mutex_
+};
+
+}  // namespace hgca::cpu

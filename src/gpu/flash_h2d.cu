@@ -1,0 +1,159 @@
+// FlashH2D's gather kernel and its host side (see flash_h2d.hpp). Each warp copies whole pieces:
+// 16-byte loads, kUnroll of them in flight per lane (4 KB per warp) so that a few SMs keep enough
+// reads outstanding to cover the PCIe round trip; byte loads only for a piece's unaligned ends.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "gpu/flash_h2d.hpp"
+
+namespace hgca::gpu {
+namespace {
+
+constexpr int kThreads = 1024;  // one block fills an SM's warp slots halfway: its SM does nothing else
+constexpr int kWarps = kThreads / 32;
+constexpr int kUnroll = 8;
+// Spans per launch: their descriptors fill the 32 KB of kernel parameters CUDA 12.1+ allows.
+constexpr int kMaxSpans = 1360;
+// Longer spans are described as several (descriptor sizes are 32-bit).
+constexpr int64_t kMaxSpanBytes = int64_t{1} << 30;
+
+struct Span {
+  const std::byte* src;
+  std::byte* dst;
+  uint32_t bytes;
+  uint32_t first_piece;  // pieces of the launch's earlier spans
+};
+
+struct Launch {
+  Span span[kMaxSpans];
+  int32_t count;
+  int32_t pieces;
+  int32_t piece_bytes;
+};
+static_assert(sizeof(Launch) <= 32764, "kernel parameters are limited to 32764 bytes");
+
+__device__ __forceinline__ void store16(std::byte* d, const uint4& r) {
+  if ((reinterpret_cast<uintptr_t>(d) & 15) == 0) {
+    *reinterpret_cast<uint4*>(d) = r;
+  } else {  // dst misaligned against src: device-memory byte stores are cheap next to PCIe reads
+    const auto* b = reinterpret_cast<const std::byte*>(&r);
+#pragma unroll
+    for (int i = 0; i < 16; ++i) d[i] = b[i];
+  }
+}
+
+/// One warp copies n bytes: the bytes before src's first 16-byte boundary and after its last one
+/// byte by byte (one lane each), the rest as 16-byte words.
+__device__ __forceinline__ void copy_piece(const std::byte* src, std::byte* dst, int32_t n, int lane) {
+  const auto to_boundary = static_cast<int32_t>((16 - (reinterpret_cast<uintptr_t>(src) & 15)) & 15);
+  const int32_t head = n < to_boundary ? n : to_boundary;
+  const int32_t words = (n - head) / 16;
+  const int32_t tail_at = head + words * 16;
+  const int32_t tail = n - tail_at;
+  std::byte head_byte{}, tail_byte{};
+  if (lane < head) head_byte = src[lane];
+  if (lane < tail) tail_byte = src[tail_at + lane];
+  const auto* s = reinterpret_cast<const uint4*>(src + head);
+  std::byte* d = dst + head;
+  for (int32_t base = 0; base < words; base += 32 * kUnroll) {
+    uint4 r[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int32_t w = base + u * 32 + lane;
+      if (w < words) r[u] = s[w];
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int32_t w = base + u * 32 + lane;
+      if (w < words) store16(d + static_cast<int64_t>(w) * 16, r[u]);
+    }
+  }
+  if (lane < head) dst[lane] = head_byte;
+  if (lane < tail) dst[tail_at + lane] = tail_byte;
+}
+
+__global__ void __launch_bounds__(kThreads, 1) flash_h2d_kernel(const __grid_constant__ Launch l) {
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const int warps = static_cast<int>(gridDim.x) * kWarps;
+  for (int g = static_cast<int>(blockIdx.x) * kWarps + static_cast<int>(threadIdx.x) / 32; g < l.pieces; g += warps) {
+    int lo = 0, hi = l.count - 1;  // the span holding piece g: the last whose first_piece ≤ g
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (static_cast<int>(l.span[mid].first_piece) <= g) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    const Span& s = l.span[lo];
+    const int64_t offset = static_cast<int64_t>(g - static_cast<int>(s.first_piece)) * l.piece_bytes;
+    const int64_t left = static_cast<int64_t>(s.bytes) - offset;
+    const auto n = static_cast<int32_t>(left < l.piece_bytes ? left : l.piece_bytes);
+    copy_piece(s.src + offset, s.dst + offset, n, lane);
+  }
+}
+
+Status invalid(const std::string& message) { return {StatusCode::kInvalidArgument, "flash_h2d: " + message}; }
+
+Status cuda_error(const char* what, cudaError_t e) {
+  cudaGetLastError();
+  return {e == cudaErrorMemoryAllocation ? StatusCode::kOutOfMemory : StatusCode::kInternal,
+          std::string("flash_h2d: ") + what + ": " + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) + ")"};
+}
+
+}  // namespace
+
+Status flash_h2d(std::span<const H2DSpan> spans, const FlashH2DConfig& config, void* stream) {
+  int device = 0, sm_count = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return cuda_error("cudaGetDevice", e);
+  if (cudaError_t e = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess) {
+    return cuda_error("cudaDeviceGetAttribute", e);
+  }
+  if (config.sms < 1 || config.sms > sm_count) {
+    return invalid("config.sms = " + std::to_string(config.sms) + ", expected in [1, " + std::to_string(sm_count) +
+                   "] (the device's SMs)");
+  }
+  if (config.piece_bytes < 512 || config.piece_bytes > (1 << 24) || config.piece_bytes % 16 != 0) {
+    return invalid("config.piece_bytes = " + std::to_string(config.piece_bytes) +
+                   ", expected a multiple of 16 in [512, 16777216]");
+  }
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const H2DSpan& s = spans[i];
+    const std::string at = "spans[" + std::to_string(i) + "]";
+    if (s.bytes < 0) return invalid(at + ".bytes = " + std::to_string(s.bytes) + ", expected ≥ 0");
+    if (s.bytes > 0 && !s.src) return invalid(at + ".src is null (bytes = " + std::to_string(s.bytes) + ")");
+    if (s.bytes > 0 && !s.dst) return invalid(at + ".dst is null (bytes = " + std::to_string(s.bytes) + ")");
+  }
+
+  auto l = std::make_unique<Launch>();  // 32 KB: not on the caller's stack
+  l->piece_bytes = config.piece_bytes;
+  const auto launch = [&]() -> cudaError_t {
+    if (l->count == 0) return cudaSuccess;
+    const int blocks = std::min(config.sms, (l->pieces + kWarps - 1) / kWarps);
+    flash_h2d_kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(*l);
+    l->count = 0;
+    l->pieces = 0;
+    return cudaGetLastError();
+  };
+  for (const H2DSpan& s : spans) {
+    for (int64_t offset = 0; offset < s.bytes; offset += kMaxSpanBytes) {
+      const int64_t bytes = std::min(kMaxSpanBytes, s.bytes - offset);
+      const auto pieces = static_cast<int32_t>((bytes + config.piece_bytes - 1) / config.piece_bytes);
+      if (l->count == kMaxSpans || l->pieces > INT32_MAX - pieces) {
+        if (cudaError_t e = launch(); e != cudaSuccess) return cuda_error("kernel launch", e);
+      }
+      l->span[l->count++] = {static_cast<const std::byte*>(s.src) + offset, static_cast<std::byte*>(s.dst) + offset,
+                             static_cast<uint32_t>(bytes), static_cast<uint32_t>(l->pieces)};
+      l->pieces += pieces;
+    }
+  }
+  if (cudaError_t e = launch(); e != cudaSuccess) return cuda_error("kernel launch", e);
+  return Status::ok();
+}
+
+}  // namespace hgca::gpu

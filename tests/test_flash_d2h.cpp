@@ -1,0 +1,176 @@
+// FlashD2H's CPU side: the scatter of staged rows into a host window and its store gives what the
+// host backend's commit gives; the scatter lanes run a layer's scatters in order, one at a time,
+// and hold back a producer that would refill a staging slot still being scattered.
+#include <gtest/gtest.h>
+
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "cpu/flash_d2h.hpp"
+#include "kvmgr/store.hpp"
+
+namespace hgca {
+namespace {
+
+struct ScatterCase {
+  int32_t window_blocks, block_tokens, hkv, head_dim;
+  std::size_t elem_size;
+  kvmgr::SelectionParams sel;
+};
+
+std::string name(const ::testing::TestParamInfo<ScatterCase>& info) {
+  const ScatterCase& c = info.param;
+  std::string s = "window";
+  for (const auto& [tag, x] : {std::pair<const char*, int64_t>{"_", c.window_blocks}, {"x", c.block_tokens},
+                               {"_hkv", c.hkv}, {"_d", c.head_dim}, {"_bytes", static_cast<int64_t>(c.elem_size)}}) {
+    s += tag;
+    s += std::to_string(x);
+  }
+  return s;
+}
+
+class ScatterMatchesCommit : public ::testing::TestWithParam<ScatterCase> {};
+
+// The host backend tracks MAW itself (commit); the CUDA backend's scatter gets the evicted MAW from
+// the GPU (evict_and_insert). Fed the same rows, and the MAW that commit evicted, the two must
+// hold the same window and store, entry for entry, through wraps, prompts longer than the window
+// and windows whose tail is not block-aligned.
+TEST_P(ScatterMatchesCommit, StoreAndWindowEqualTheHostPath) {
+  const ScatterCase c = GetParam();
+  const int64_t w = int64_t{c.window_blocks} * c.block_tokens;
+  kvmgr::SequenceKv host(w, c.block_tokens, c.hkv, c.head_dim, c.elem_size);
+  kvmgr::SequenceKv scattered(w, c.block_tokens, c.hkv, c.head_dim, c.elem_size);
+  const std::size_t row = static_cast<std::size_t>(c.hkv) * c.head_dim * c.elem_size;
+  std::mt19937_64 rng(w * 7 + c.hkv);
+  std::uniform_real_distribution<float> weight(0.0f, 2.0f / static_cast<float>(w));
+  int64_t evicted_total = 0;
+  for (int call = 0; call < 60; ++call) {
+    const int64_t n = call % 9 == 0 ? 1 + static_cast<int64_t>(rng() % (3 * w)) : 1 + static_cast<int64_t>(rng() % 3);
+    std::vector<std::byte> k(n * row), v(n * row);
+    for (auto& b : k) b = static_cast<std::byte>(rng());
+    for (auto& b : v) b = static_cast<std::byte>(rng());
+    const int64_t dense = host.window().size() + n;
+    std::vector<std::vector<float>> a(static_cast<std::size_t>(c.hkv), std::vector<float>(dense));
+    for (auto& head : a) {
+      for (float& x : head) x = weight(rng);
+    }
+    std::vector<const float*> a_ptrs;
+    for (const auto& head : a) a_ptrs.push_back(head.data());
+
+    const int64_t evict = host.evict_count(n);
+    ASSERT_EQ(scattered.evict_count(n), evict);
+    const int64_t from = host.store_size();
+    host.commit(k.data(), v.data(), n, a_ptrs, 0.25f, c.sel);
+    std::vector<float> evicted_maw;  // [Hkv, evict], as the GPU stages it
+    for (int32_t h = 0; h < c.hkv; ++h) {
+      const auto& maw = host.store(h).maw;
+      evicted_maw.insert(evicted_maw.end(), maw.begin() + from, maw.end());
+    }
+    scattered.evict_and_insert(k.data(), v.data(), n, evicted_maw.data(), c.sel);
+    evicted_total += evict;
+
+    ASSERT_EQ(scattered.window().size(), host.window().size()) << "call " << call;
+    for (int64_t i = 0; i < host.window().size(); ++i) {
+      ASSERT_EQ(std::memcmp(scattered.window().k(scattered.window().slot(i)), host.window().k(host.window().slot(i)), row), 0);
+      ASSERT_EQ(std::memcmp(scattered.window().v(scattered.window().slot(i)), host.window().v(host.window().slot(i)), row), 0);
+    }
+    ASSERT_EQ(scattered.store_size(), host.store_size()) << "call " << call;
+    for (int32_t h = 0; h < c.hkv; ++h) {
+      const kvmgr::HeadStore& got = scattered.store(h);
+      const kvmgr::HeadStore& want = host.store(h);
+      ASSERT_EQ(got.maw, want.maw) << "call " << call << " head " << h;
+      ASSERT_EQ(got.n_ref, want.n_ref);
+      ASSERT_EQ(got.context.indices, want.context.indices);
+      ASSERT_EQ(got.context_k, want.context_k);
+      ASSERT_EQ(got.context_v, want.context_v);
+      const std::size_t head_row = static_cast<std::size_t>(c.head_dim) * c.elem_size;
+      for (int64_t j = 0; j < host.store_size(); ++j) {
+        ASSERT_EQ(std::memcmp(scattered.store_k(h, j), host.store_k(h, j), head_row), 0) << "entry " << j;
+        ASSERT_EQ(std::memcmp(scattered.store_v(h, j), host.store_v(h, j), head_row), 0) << "entry " << j;
+      }
+    }
+  }
+  EXPECT_GT(evicted_total, 4 * w) << "the case should evict through many wraps";
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ScatterMatchesCommit,
+                         ::testing::Values(ScatterCase{2, 4, 2, 8, 4, {1.0f, 2, 1}},
+                                           ScatterCase{3, 5, 3, 40, 2, {1.0f, 0, 3}},
+                                           ScatterCase{1, 8, 1, 16, 2, {0.0f, 0, 1}},
+                                           ScatterCase{4, 1, 4, 8, 2, {2.0f, 3, 2}}),
+                         name);
+
+// Two lanes of scatters that sleep for random times: each lane's run in the order they were
+// started and never overlap; the lanes do run at the same time as each other.
+TEST(ScatterLanes, ALanesScattersRunInOrderOneAtATime) {
+  // Workers for both lanes even on a machine of two cores (the waiting thread does not help).
+  tbb::global_control workers(tbb::global_control::max_allowed_parallelism, 4);
+  tbb::task_arena arena(4);
+  cpu::ScatterLanes lanes(2, arena);
+  std::vector<int> order[2];
+  std::atomic<int> running[2] = {0, 0};
+  std::atomic<int> lanes_busy{0}, most_lanes_busy{0};
+  std::atomic<bool> overlapped{false};
+  std::mt19937 rng(5);
+  for (int i = 0; i < 40; ++i) {
+    const int lane = static_cast<int>(rng() % 2);
+    const auto sleep = std::chrono::microseconds(rng() % 400);
+    lanes.start(lane, [&, lane, i, sleep] {
+      if (running[lane].fetch_add(1) != 0) overlapped = true;
+      const int busy = lanes_busy.fetch_add(1) + 1;
+      int most = most_lanes_busy.load();
+      while (busy > most && !most_lanes_busy.compare_exchange_weak(most, busy)) {
+      }
+      std::this_thread::sleep_for(sleep);
+      order[lane].push_back(i);
+      lanes_busy.fetch_sub(1);
+      running[lane].fetch_sub(1);
+    });
+  }
+  lanes.wait_all();
+  EXPECT_FALSE(overlapped) << "two scatters of one lane ran at once";
+  EXPECT_EQ(order[0].size() + order[1].size(), 40u);
+  for (const auto& o : order) EXPECT_TRUE(std::is_sorted(o.begin(), o.end()));
+  EXPECT_EQ(most_lanes_busy.load(), 2) << "the lanes never ran side by side";
+}
+
+// The runtime's protocol with two staging slots per layer: call c's rows land in slot c % 2, then
+// the call's CPU part waits for the lane (call c - 1's scatter), then call c's scatter starts. A
+// scatter slower than the producer must find its slot unchanged until it is done, and the producer
+// must be the one that waits (backpressure), not overwrite.
+TEST(ScatterLanes, AProducerNeverRefillsASlotBeingScattered) {
+  tbb::task_arena arena(2);
+  cpu::ScatterLanes lanes(1, arena);
+  std::vector<uint8_t> slots[2] = {std::vector<uint8_t>(4096), std::vector<uint8_t>(4096)};
+  std::atomic<int> corrupted{0};
+  double waited = 0.0;
+  const auto t0 = std::chrono::steady_clock::now();
+  constexpr int kCalls = 30;
+  for (int c = 0; c < kCalls; ++c) {
+    std::fill(slots[c % 2].begin(), slots[c % 2].end(), static_cast<uint8_t>(c));  // the copy
+    waited += lanes.wait(0);                                                         // the CPU part
+    lanes.start(0, [&, c] {                                                          // the scatter
+      const auto& slot = slots[c % 2];
+      for (int pass = 0; pass < 4; ++pass) {
+        for (uint8_t b : slot) corrupted += b != static_cast<uint8_t>(c);
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+      }
+    });
+  }
+  lanes.wait_all();
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(corrupted.load(), 0);
+  EXPECT_GE(total, kCalls * 2e-3) << "the scatters should have run one after the other";
+  EXPECT_GT(waited, 0.5 * total) << "the producer should have been held back by the slow scatters";
+}
+
+}  // namespace
+}  // namespace hgca
