@@ -129,7 +129,7 @@ class RuntimeBase : public Runtime {
   /// Runs body(i, part) for every batch entry i and part in [0, parts), in parallel, each inside
   /// the arena of entry i's node (the nodes at once).
   template <typename F>
-  void for_each_by_node(const StepBatch& batch, int32_t parts, F&& body) {
+  void for_each_by_node(const StepBatch& batch, int32_t parts, F&& body) const {
     std::vector<std::vector<int32_t>> entries(pool_->arenas().size());
     for (int32_t i = 0; i < batch.size(); ++i) entries[static_cast<std::size_t>(batch.seqs[i]->node)].push_back(i);
     std::vector<int> nodes;

@@ -213,14 +213,13 @@ class CudaRuntime final : public RuntimeBase {
       : RuntimeBase(options),
         parity_(static_cast<std::size_t>(options.n_layers), 0),
         unpushed_(static_cast<std::size_t>(options.n_layers)),
-        scatters_(options.n_layers, arena_),
         transfer_clock_(options.n_layers) {
     for (int32_t i = 0; i < 2 * options.n_layers; ++i) staging_.emplace_back(Buffer::Kind::kMapped);
   }
 
   ~CudaRuntime() override {
     cudaDeviceSynchronize();  // host functions of enqueued calls still point at this runtime
-    scatters_.wait_all();     // and so do the scatters they started
+    if (scatters_) scatters_->wait_all();  // and so do the scatters they started
     for (cudaEvent_t e : {fork_, cpu_done_, staged_, done_}) {
       if (e) cudaEventDestroy(e);
     }
@@ -238,6 +237,10 @@ class CudaRuntime final : public RuntimeBase {
       gpu = bus_id;
     }
     if (Status s = init_cpu(machine, gpu); !s) return s;
+    // The lanes start in a node next to the GPU (the staging's side); each scatter then works on
+    // every sequence in the arena of its node.
+    const int lane_node = gpu_local_nodes_.empty() ? 0 : gpu_local_nodes_.front();
+    scatters_ = std::make_unique<cpu::ScatterLanes>(opt_.n_layers, *pool_->arenas()[static_cast<std::size_t>(lane_node)]);
     HGCA_CUDA_TRY(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
     for (cudaEvent_t* e : {&fork_, &cpu_done_, &staged_, &done_}) {
       HGCA_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
@@ -316,7 +319,7 @@ class CudaRuntime final : public RuntimeBase {
   void cpu_part(CallJob& job) {
     run_async("the store update", [&] {
       const auto t0 = std::chrono::steady_clock::now();
-      scatters_.wait(job.layer);
+      scatters_->wait(job.layer);
       if (job.unpushed) {
         commit_window(*job.unpushed);
         job.unpushed.reset();
@@ -336,7 +339,7 @@ class CudaRuntime final : public RuntimeBase {
   /// scatter into the store starts on the CPU pool and the stream goes on. Appends then start their
   /// re-evaluation.
   void commit_part(CallJob& job) {
-    scatters_.start(job.layer, [this, &job] {
+    scatters_->start(job.layer, [this, &job] {
       run_async("the store update", [&] {
         commit_window(job);
         start_reevaluations(*job.step, job.layer, job.reevaluations);
@@ -380,7 +383,7 @@ class CudaRuntime final : public RuntimeBase {
   /// Once the streams are idle: waits for the scatters and brings the rows still staged into the
   /// host windows (not those of captured calls: their graph may not have run yet).
   void settle() const {
-    scatters_.wait_all();
+    scatters_->wait_all();
     for (auto& job : unpushed_) {
       if (!job || job->captured) continue;
       run_async("the store update", [&] { commit_window(*job); });
@@ -393,13 +396,12 @@ class CudaRuntime final : public RuntimeBase {
   void commit_window(const CallJob& job) const {
     const StepBatch& step = *job.step;
     const std::size_t row_bytes = static_cast<std::size_t>(opt_.n_kv_heads) * opt_.head_dim * elem_size_;
-    arena_.execute([&] {
-      tbb::parallel_for(0, step.size(), [&](int32_t i) {
-        const int64_t row = step.offsets[i];
-        static_cast<CudaSequence*>(step.seqs[i])->layers[job.layer].evict_and_insert(
-            job.k + row * row_bytes, job.v + row * row_bytes, step.n_new[i],
-            job.maw + job.staging_row[i] * opt_.n_kv_heads, selection());
-      });
+    // Each sequence in the arena of its node, where its store lives.
+    for_each_by_node(step, 1, [&](int32_t i, int32_t) {
+      const int64_t row = step.offsets[i];
+      static_cast<CudaSequence*>(step.seqs[i])->layers[job.layer].evict_and_insert(
+          job.k + row * row_bytes, job.v + row * row_bytes, step.n_new[i],
+          job.maw + job.staging_row[i] * opt_.n_kv_heads, selection());
     });
   }
 
@@ -694,7 +696,7 @@ class CudaRuntime final : public RuntimeBase {
   std::vector<uint8_t> parity_;  // per layer: the slot its next call takes
   /// Per layer: its last call when that call's rows still wait in staging for the host window.
   mutable std::vector<std::shared_ptr<CallJob>> unpushed_;
-  mutable cpu::ScatterLanes scatters_;  // FlashD2H's scatters, one lane per layer
+  std::unique_ptr<cpu::ScatterLanes> scatters_;  // FlashD2H's scatters, one lane per layer; set by init
   std::deque<std::shared_ptr<CallJob>> jobs_;
   mutable TransferClock transfer_clock_;
 
