@@ -1,5 +1,5 @@
-// Device helpers shared by the window attention kernels: element conversions, the key addressing
-// of a sequence (window ring entries oldest-first, then its new tokens) and warp reductions.
+// Device helpers of the window attention kernels: the key addressing of a sequence (window ring
+// entries oldest-first, then its new tokens) and the MAW blend.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -7,15 +7,11 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <type_traits>
 
+#include "gpu/attention_common.cuh"
 #include "gpu/window_attention.hpp"
 
 namespace hgca::gpu::kernels {
-
-// Kernels work in base 2 inside (exp2 of scores pre-scaled by log2 e); LSE leaves in natural log.
-inline constexpr float kLog2e = 1.4426950408889634f;
-inline constexpr float kLn2 = 0.6931471805599453f;
 
 /// One sequence as the kernels get it: WindowSeq in 32-bit fields (the launcher checks they fit),
 /// so a full launch's parameters stay under 4 KB, the size above which a launch costs the driver
@@ -57,37 +53,6 @@ struct KernelArgs {
   float alpha;
 };
 
-__device__ __forceinline__ float to_f(float x) { return x; }
-__device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
-__device__ __forceinline__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
-
-/// 8 16-bit elements from one 16-byte load.
-template <typename T>
-__device__ __forceinline__ void unpack8(const uint4& u, float (&f)[8]) {
-  const uint32_t w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      // bf16 → fp32 is a shift: low half is element 2i, high half element 2i+1.
-      f[2 * i] = __uint_as_float(w[i] << 16);
-      f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
-    } else {
-      const float2 x = __half22float2(*reinterpret_cast<const __half2*>(&w[i]));
-      f[2 * i] = x.x;
-      f[2 * i + 1] = x.y;
-    }
-  }
-}
-
-/// Streaming 16-byte load of K/V, read once per call: keep it out of L1.
-__device__ __forceinline__ uint4 load_stream16(const void* p) {
-  uint4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "l"(p));
-  return r;
-}
-
 /// Row of key j (0 = oldest window entry) of sequence s for KV head h: ring slot (tail + j) mod
 /// capacity for j < w, else new token j − w from k_new / v_new ([T, Hkv, D]).
 template <typename T>
@@ -106,17 +71,6 @@ __device__ __forceinline__ int64_t key_row(const WindowSeq& s, int32_t j, int32_
 /// MAW blend in place, exactly (1 − α)·maw + α·a (no FMA contraction, like the host twin).
 __device__ __forceinline__ float maw_blend(float maw, float a, float alpha) {
   return __fadd_rn(__fmul_rn(1.0f - alpha, maw), __fmul_rn(alpha, a));
-}
-
-__device__ __forceinline__ float warp_max(float x) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, off));
-  return x;
-}
-__device__ __forceinline__ float warp_sum(float x) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
-  return x;
 }
 
 }  // namespace hgca::gpu::kernels

@@ -35,30 +35,6 @@ inline std::size_t decode_split_smem(int split, int gm, int d) {
   return sizeof(float) * (scores > reduce ? scores : reduce);
 }
 
-/// Sums v[0..GM) over the kTpk lanes sharing a key (lane index dl within them, kTpk ≥ GM, both
-/// powers of two). Returns the head whose total this lane then holds in v[0]; every lane of the
-/// group holds one head, and the kTpk / GM lanes with equal low bits hold the same head.
-template <int GM, int kTpk>
-__device__ __forceinline__ int reduce_scatter(float (&v)[GM], int dl) {
-  static_assert(kTpk >= GM, "one head per lane at least");
-  int head = 0;
-#pragma unroll
-  for (int cnt = GM, off = kTpk / 2; cnt > 1; cnt >>= 1, off >>= 1) {
-    const bool upper = (dl & off) != 0;
-#pragma unroll
-    for (int i = 0; i < cnt / 2; ++i) {
-      const float keep = upper ? v[i + cnt / 2] : v[i];
-      const float send = upper ? v[i] : v[i + cnt / 2];
-      v[i] = keep + __shfl_xor_sync(0xffffffffu, send, off);
-    }
-    if (upper) head += cnt / 2;
-  }
-#pragma unroll
-  for (int off = kTpk / (2 * GM); off > 0; off >>= 1)
-    v[0] += __shfl_xor_sync(0xffffffffu, v[0], off);
-  return head;
-}
-
 /// Grid (slices, Hkv, sequences). GM ≥ G is the group size compiled for (extra heads masked).
 template <typename T, int D, int GM>
 __global__ void __launch_bounds__(kDecThreads, dec_min_blocks(GM)) decode_split_kernel(KernelArgs p, SeqBatch sb,
