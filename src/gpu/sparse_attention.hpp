@@ -78,8 +78,8 @@ constexpr int32_t sparse_blocks_per_sm(int32_t tile_pairs) {
 
 /// Chooses the launch for `shape` with GQA group `group` on a GPU of `sm_count` multiprocessors:
 /// tiles of G pairs (a power of two) for decode and 8 for appends; key splits where items × tiles
-/// blocks would leave SMs idle, the count minimizing the larger of the longest chunk and the work
-/// per resident block. Pure host code.
+/// blocks would leave SMs idle, the count minimizing the larger of the longest chunk and the waves
+/// of the average block over the resident ones. Pure host code.
 SparseAttentionPlan plan_sparse_attention(const SparseAttentionShape& shape, int32_t group, int32_t sm_count);
 
 /// Keys of one block of an item: chunk c covers [c·size, min(n, (c + 1)·size)), c < count.
