@@ -1,5 +1,5 @@
-// Device helpers shared by the window attention kernels: element conversions, the key addressing
-// of a sequence (window ring entries oldest-first, then its new tokens) and warp reductions.
+// Device helpers of the window attention kernels: the key addressing of a sequence (window ring
+// entries oldest-first, then its new tokens) and the MAW blend.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -8,13 +8,10 @@
 
 #include <cstdint>
 
+#include "gpu/attention_common.cuh"
 #include "gpu/window_attention.hpp"
 
 namespace hgca::gpu::kernels {
-
-// Kernels work in base 2 inside (exp2 of scores pre-scaled by log2 e); LSE leaves in natural log.
-inline constexpr float kLog2e = 1.4426950408889634f;
-inline constexpr float kLn2 = 0.6931471805599453f;
 
 /// One sequence as the kernels get it: WindowSeq in 32-bit fields (the launcher checks they fit),
 /// so a full launch's parameters stay under 4 KB, the size above which a launch costs the driver
@@ -56,10 +53,6 @@ struct KernelArgs {
   float alpha;
 };
 
-__device__ __forceinline__ float to_f(float x) { return x; }
-__device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
-__device__ __forceinline__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
-
 /// Row of key j (0 = oldest window entry) of sequence s for KV head h: ring slot (tail + j) mod
 /// capacity for j < w, else new token j − w from k_new / v_new ([T, Hkv, D]).
 template <typename T>
@@ -78,17 +71,6 @@ __device__ __forceinline__ int64_t key_row(const WindowSeq& s, int32_t j, int32_
 /// MAW blend in place, exactly (1 − α)·maw + α·a (no FMA contraction, like the host twin).
 __device__ __forceinline__ float maw_blend(float maw, float a, float alpha) {
   return __fadd_rn(__fmul_rn(1.0f - alpha, maw), __fmul_rn(alpha, a));
-}
-
-__device__ __forceinline__ float warp_max(float x) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, off));
-  return x;
-}
-__device__ __forceinline__ float warp_sum(float x) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
-  return x;
 }
 
 }  // namespace hgca::gpu::kernels

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "gpu/device_buffer.hpp"
 #include "gpu/window_attention.hpp"
 #include "reference/reference.hpp"
 
@@ -25,8 +26,6 @@ namespace {
 constexpr double kOutAbs = 2e-5, kOutRel = 1e-4;   // o: |Δ| ≤ abs + rel·|ref|
 constexpr double kLseAbs = 2e-5, kLseRel = 1e-5;   // lse
 constexpr double kObsAbs = 1e-7, kObsRel = 2e-4;   // a and the blended MAW
-
-#define CUDA_OK(x) ASSERT_EQ((x), cudaSuccess) << #x << ": " << cudaGetErrorString(x)
 
 bool have_gpu() {
   int n = 0;
@@ -60,17 +59,7 @@ struct MaxErr {
 };
 MaxErr g_err[3];
 
-template <typename T>
-struct DevBuf {
-  T* p = nullptr;
-  std::size_t n = 0;
-  explicit DevBuf(std::size_t count) : n(count) {
-    if (count) cudaMalloc(&p, count * sizeof(T));
-  }
-  ~DevBuf() { cudaFree(p); }
-  DevBuf(const DevBuf&) = delete;
-  DevBuf& operator=(const DevBuf&) = delete;
-};
+using test::DevBuf;
 
 void run_case(const Case& c) {
   SCOPED_TRACE(c.name());

@@ -1,0 +1,136 @@
+// The overflow policy's cost model: per-item costs on each side and the greedy choice of the items
+// the GPU takes over.
+#include "overflow_policy.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace hgca {
+namespace {
+
+bool positive(double x) { return std::isfinite(x) && x > 0.0; }
+
+/// Seconds per byte of K+V for an item of `rows` query rows: at `gbps` while memory-bound, at
+/// `row_gbps` per row once the rows make it compute-bound.
+double roofline_seconds_per_byte(int32_t rows, double gbps, double row_gbps) {
+  return std::max(1.0 / gbps, rows / row_gbps) * 1e-9;
+}
+double cpu_seconds_per_byte(int32_t rows, const OverflowRates& r) {
+  return roofline_seconds_per_byte(rows, r.cpu_gbps, r.cpu_row_gbps);
+}
+double gpu_seconds_per_byte(int32_t rows, const OverflowRates& r) {
+  return 1e-9 / r.h2d_gbps + roofline_seconds_per_byte(rows, r.gpu_gbps, r.gpu_row_gbps);
+}
+
+}  // namespace
+
+Status check_overflow_rates(const OverflowRates& r) {
+  const std::pair<const char*, double> rates[] = {{"cpu_gbps", r.cpu_gbps},
+                                                  {"cpu_row_gbps", r.cpu_row_gbps},
+                                                  {"h2d_gbps", r.h2d_gbps},
+                                                  {"gpu_gbps", r.gpu_gbps},
+                                                  {"gpu_row_gbps", r.gpu_row_gbps}};
+  for (const auto& [name, value] : rates) {
+    if (!positive(value)) {
+      return {StatusCode::kInvalidArgument, fmt::format("overflow rates: {} = {}, expected a finite rate > 0", name, value)};
+    }
+  }
+  if (!std::isfinite(r.gpu_fixed_s) || r.gpu_fixed_s < 0.0) {
+    return {StatusCode::kInvalidArgument,
+            fmt::format("overflow rates: gpu_fixed_s = {}, expected finite seconds ≥ 0", r.gpu_fixed_s)};
+  }
+  return Status::ok();
+}
+
+double overflow_cpu_seconds(const OverflowItem& item, const OverflowRates& rates) {
+  return static_cast<double>(item.kv_bytes) * cpu_seconds_per_byte(item.rows, rates);
+}
+
+double overflow_gpu_seconds(const OverflowItem& item, const OverflowRates& rates) {
+  return static_cast<double>(item.kv_bytes) * gpu_seconds_per_byte(item.rows, rates);
+}
+
+Status plan_overflow(std::span<const OverflowItem> items, double window_s, const OverflowRates& rates,
+                     double margin, OverflowPlan* out) {
+  if (!std::isfinite(window_s) || window_s < 0.0) {
+    return {StatusCode::kInvalidArgument, fmt::format("plan_overflow: window_s = {}, expected finite seconds ≥ 0", window_s)};
+  }
+  if (!(margin >= 0.0 && margin < 1.0)) {
+    return {StatusCode::kInvalidArgument, fmt::format("plan_overflow: margin = {}, expected a fraction in [0, 1)", margin)};
+  }
+  if (Status s = check_overflow_rates(rates); !s) return s;
+  if (!out) return {StatusCode::kInvalidArgument, "plan_overflow: out is null"};
+  const std::size_t n = items.size();
+  std::vector<double> cpu(n), gpu(n), saving(n);
+  double cpu_alone = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (items[i].kv_bytes < 0 || items[i].rows < 1) {
+      return {StatusCode::kInvalidArgument,
+              fmt::format("plan_overflow: items[{}]: kv_bytes = {}, rows = {}, expected kv_bytes ≥ 0 and rows ≥ 1", i,
+                          items[i].kv_bytes, items[i].rows)};
+    }
+    cpu[i] = overflow_cpu_seconds(items[i], rates);
+    gpu[i] = overflow_gpu_seconds(items[i], rates);
+    // CPU seconds saved per GPU second spent: a function of the rows alone, so that items of equal
+    // rows tie exactly (and the larger goes first) whatever the rounding of their sizes.
+    saving[i] = cpu_seconds_per_byte(items[i].rows, rates) / gpu_seconds_per_byte(items[i].rows, rates);
+    cpu_alone += cpu[i];
+  }
+
+  // The fractional optimum moves items in order of saving; greedily, each item in that order moves when it shortens the critical path (an item
+  // that overshoots is skipped and smaller ones may still fit). Empty items never move.
+  std::vector<int32_t> order;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (items[i].kv_bytes > 0) order.push_back(static_cast<int32_t>(i));
+  }
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    if (saving[a] != saving[b]) return saving[a] > saving[b];
+    if (cpu[a] != cpu[b]) return cpu[a] > cpu[b];
+    return a < b;
+  });
+  std::vector<char> moved(n, 0);
+  double cpu_left = cpu_alone, gpu_added = 0.0;
+  double critical = std::max(cpu_alone, window_s);
+  bool any = false;
+  for (const int32_t i : order) {
+    const double with_i = std::max(cpu_left - cpu[i], window_s + rates.gpu_fixed_s + gpu_added + gpu[i]);
+    if (with_i < critical) {
+      moved[i] = 1;
+      any = true;
+      cpu_left -= cpu[i];
+      gpu_added += gpu[i];
+      critical = with_i;
+    }
+  }
+
+  OverflowPlan plan;
+  plan.cpu_alone_s = cpu_alone;
+  plan.window_s = window_s;
+  plan.cpu_s = 0.0;
+  plan.gpu_s = window_s;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (moved[i]) {
+      plan.gpu_items.push_back(static_cast<int32_t>(i));
+      plan.bytes_moved += items[i].kv_bytes;
+      plan.rows_moved += items[i].rows;
+      plan.gpu_s += gpu[i];
+    } else {
+      plan.cpu_s += cpu[i];
+    }
+  }
+  if (any) plan.gpu_s += rates.gpu_fixed_s;
+  // Sums recomputed in index order (not the running ones), so the comparison is of the plan as reported.
+  if (!any || !(plan.critical_s() <= (1.0 - margin) * plan.critical_alone_s())) {
+    plan.gpu_items.clear();
+    plan.bytes_moved = plan.rows_moved = 0;
+    plan.cpu_s = cpu_alone;
+    plan.gpu_s = window_s;
+  }
+  *out = std::move(plan);
+  return Status::ok();
+}
+
+}  // namespace hgca

@@ -1,0 +1,84 @@
+// The overflow policy's cost model (issue 5, item 3): which items of a step — (sequence, KV head)
+// context sets — to gather to the GPU through FlashH2D and attend there (gpu/sparse_attention.hpp)
+// instead of on the CPU, so that the step's critical path is shortest. It covers (a) appends and
+// prefills with many query rows, whose CPU cost grows with the rows while the GPU's is mostly the
+// transfer, and (b) decode steps whose CPU share exceeds the GPU's window. Pure host code over
+// measured rates, which the runtime owns.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "hgca/hgca.hpp"
+
+namespace hgca {
+
+/// The measured rates the cost model works from. Defaults are DESIGN.md's hardware table (the GPU
+/// machine, 2026-11-21) where it has the figure, else the committed benchmark named; a start-up
+/// probe or hgca-tune's JSON is meant to replace them with the machine's own.
+struct OverflowRates {
+  /// CPU engine, decode: GB/s of selected K+V (DESIGN.md: CPU SDPA over an already-selected subset,
+  /// bf16, 16 threads; hgca-tune's "engine_gbps" measures this engine itself: 102.8 there).
+  double cpu_gbps = 98.0;
+  /// CPU engine, appends: GB/s of K+V times query rows once compute-bound, so an item of b bytes
+  /// and r rows takes at least b·r / cpu_row_gbps. It depends on G (dot products per key and row):
+  /// bench/results/cpu-engine measured 1233 GFLOP/s at G = 4, D = 128, bf16, i.e. 4·D·G flops per
+  /// key and row over 4·D bytes of K+V: 1233 / 4.
+  double cpu_row_gbps = 308.0;
+  /// FlashH2D: GB/s of the gather over PCIe (DESIGN.md: one UVA gather kernel, 8 SMs, 16 KB blocks).
+  double h2d_gbps = 51.3;
+  /// GPU sparse attention, decode: GB/s of K+V read (DESIGN.md: PyTorch SDPA decode, long KV, the
+  /// low end; bench_gpu_sparse measures this kernel).
+  double gpu_gbps = 3800.0;
+  /// GPU sparse attention, appends, as cpu_row_gbps (the window's generic path on fp32 CUDA cores,
+  /// 3.3 TFLOP/s at G = 4, D = 128 in bench/results/gpu-window, until the sparse kernel's is measured).
+  double gpu_row_gbps = 825.0;
+  /// Fixed cost of the GPU path in a step that moves anything: the gather, attend and combine
+  /// launches and the second merge (an estimate).
+  double gpu_fixed_s = 20e-6;
+};
+
+/// Ok, or an error naming the first rate that is not finite and > 0 (gpu_fixed_s: ≥ 0).
+Status check_overflow_rates(const OverflowRates& rates);
+
+/// One item of a step as the cost model sees it.
+struct OverflowItem {
+  int64_t kv_bytes = 0;  ///< selected K+V bytes: |S| · 2 · head_dim · element size
+  int32_t rows = 1;      ///< query rows (the sequence's new tokens), ≥ 1
+};
+
+/// Seconds the CPU engine takes for `item`: its bytes at cpu_gbps, or at cpu_row_gbps per row once
+/// the rows make it compute-bound (the larger).
+double overflow_cpu_seconds(const OverflowItem& item, const OverflowRates& rates);
+/// Seconds `item` adds to the GPU's part when moved: its gather, then its attention (as above with
+/// the GPU's rates). The fixed cost of moving anything is not included.
+double overflow_gpu_seconds(const OverflowItem& item, const OverflowRates& rates);
+
+/// One step's decision and its explanation (for the statistics).
+struct OverflowPlan {
+  std::vector<int32_t> gpu_items;  ///< items to gather and attend on the GPU, ascending indices
+  int64_t bytes_moved = 0;         ///< their K+V bytes, i.e. the gather's size
+  int64_t rows_moved = 0;          ///< their query rows
+  double cpu_s = 0.0;              ///< predicted: the CPU's part (the items left on it)
+  double gpu_s = 0.0;              ///< predicted: the GPU's part (window, plus fixed + gather + attention if anything moves)
+  double cpu_alone_s = 0.0;        ///< predicted: the CPU's part with nothing moved
+  double window_s = 0.0;           ///< the GPU's part with nothing moved (the caller's estimate)
+  double critical_s() const { return cpu_s > gpu_s ? cpu_s : gpu_s; }
+  double critical_alone_s() const { return cpu_alone_s > window_s ? cpu_alone_s : window_s; }
+};
+
+/// Decides which items of a step to move to the GPU. The step's critical path is the larger of the
+/// CPU's part (Σ CPU seconds of the items it keeps) and the GPU's (the window's `window_s`, plus,
+/// when anything moves, gpu_fixed_s and Σ GPU seconds of the moved items). Items are taken greedily
+/// in order of CPU seconds over GPU seconds (then larger first), each while it shortens the critical
+/// path; the result is kept only when it beats moving nothing by `margin` (a fraction in [0, 1)),
+/// so the predicted critical path is never worse than moving nothing. With margin 0 it is within the
+/// largest item's CPU seconds of the best choice of items (in that order an exact, fractional split
+/// would move them).
+/// Errors (kInvalidArgument, *out untouched): a negative or non-finite window_s, margin outside
+/// [0, 1), bad rates, an item with kv_bytes < 0 or rows < 1.
+Status plan_overflow(std::span<const OverflowItem> items, double window_s, const OverflowRates& rates,
+                     double margin, OverflowPlan* out);
+
+}  // namespace hgca

@@ -1,0 +1,264 @@
+// The overflow policy's cost model on synthetic rates: nothing moves when the CPU is not the
+// bottleneck or moving does not pay, long appends move to the GPU, skewed decode batches are
+// balanced (within one item of the fractional optimum, and of the best subset where that can be
+// enumerated), the predicted critical path is never worse than moving nothing, and bad input is
+// refused by name.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "overflow_policy.hpp"
+
+namespace hgca {
+namespace {
+
+constexpr int64_t kMB = 1000 * 1000;
+
+OverflowPlan plan(const std::vector<OverflowItem>& items, double window_s, const OverflowRates& rates,
+                  double margin = 0.1) {
+  OverflowPlan p;
+  const Status s = plan_overflow(items, window_s, rates, margin, &p);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return p;
+}
+
+/// The predicted critical path of moving exactly `moved` (a mask), by the model's own item costs.
+double critical_of(const std::vector<OverflowItem>& items, const std::vector<char>& moved, double window_s,
+                   const OverflowRates& rates) {
+  double cpu = 0.0, gpu = window_s;
+  bool any = false;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (moved[i]) {
+      gpu += overflow_gpu_seconds(items[i], rates);
+      any = true;
+    } else {
+      cpu += overflow_cpu_seconds(items[i], rates);
+    }
+  }
+  return std::max(cpu, gpu + (any ? rates.gpu_fixed_s : 0.0));
+}
+
+/// The plan's own account must match its item list.
+void expect_consistent(const std::vector<OverflowItem>& items, const OverflowPlan& p, double window_s,
+                       const OverflowRates& rates) {
+  std::vector<char> moved(items.size(), 0);
+  int64_t bytes = 0, rows = 0;
+  for (std::size_t x = 0; x < p.gpu_items.size(); ++x) {
+    const int32_t i = p.gpu_items[x];
+    ASSERT_TRUE(i >= 0 && static_cast<std::size_t>(i) < items.size());
+    if (x > 0) {
+      ASSERT_LT(p.gpu_items[x - 1], i) << "indices ascending and distinct";
+    }
+    moved[i] = 1;
+    bytes += items[i].kv_bytes;
+    rows += items[i].rows;
+  }
+  EXPECT_EQ(p.bytes_moved, bytes);
+  EXPECT_EQ(p.rows_moved, rows);
+  EXPECT_DOUBLE_EQ(p.window_s, window_s);
+  EXPECT_NEAR(p.critical_s(), critical_of(items, moved, window_s, rates), 1e-12);
+  EXPECT_NEAR(p.critical_alone_s(), critical_of(items, std::vector<char>(items.size(), 0), window_s, rates), 1e-12);
+}
+
+std::vector<OverflowItem> decode_items(int32_t n, int64_t bytes) {
+  return std::vector<OverflowItem>(static_cast<std::size_t>(n), OverflowItem{bytes, 1});
+}
+
+TEST(OverflowPolicy, NothingMovesWhileTheWindowIsTheLongerPart) {
+  const OverflowRates rates;
+  const auto items = decode_items(64, 1 * kMB);  // 64 MB: 0.65 ms on the CPU
+  const OverflowPlan p = plan(items, 1e-3, rates);
+  EXPECT_TRUE(p.gpu_items.empty());
+  EXPECT_EQ(p.bytes_moved, 0);
+  EXPECT_DOUBLE_EQ(p.critical_s(), 1e-3);
+  expect_consistent(items, p, 1e-3, rates);
+}
+
+TEST(OverflowPolicy, NothingMovesWhenTheGatherCostsMoreThanItSaves) {
+  OverflowRates slow_link;
+  slow_link.h2d_gbps = 5.0;  // a 10 MB set: 0.1 ms on the CPU, 2 ms to gather
+  const auto items = decode_items(8, 10 * kMB);
+  const OverflowPlan p = plan(items, 0.7e-3, slow_link);
+  EXPECT_TRUE(p.gpu_items.empty());
+  EXPECT_GT(p.cpu_alone_s, p.window_s);  // the CPU is the longer part, and still nothing pays
+  expect_consistent(items, p, 0.7e-3, slow_link);
+}
+
+TEST(OverflowPolicy, MovesOnlyWhenItWinsByTheMargin) {
+  OverflowRates rates;
+  rates.gpu_fixed_s = 0.0;
+  // CPU 10 % longer than the window: balancing gains about 3 % (the GPU side costs ~2× per byte).
+  const auto items = decode_items(110, 1 * kMB);
+  const double cpu = overflow_cpu_seconds(items[0], rates) * 110;
+  const double window = cpu / 1.1;
+  const OverflowPlan strict = plan(items, window, rates, 0.1);
+  EXPECT_TRUE(strict.gpu_items.empty());
+  const OverflowPlan loose = plan(items, window, rates, 0.01);
+  EXPECT_FALSE(loose.gpu_items.empty());
+  EXPECT_LE(loose.critical_s(), 0.99 * loose.critical_alone_s());
+  expect_consistent(items, loose, window, rates);
+}
+
+TEST(OverflowPolicy, LongAppendsMoveToTheGpu) {
+  // Rates where the GPU computes rows far faster (tensor cores): each append item's CPU time is
+  // rows-bound, its GPU time mostly the gather; every item moves.
+  OverflowRates rates;
+  rates.gpu_row_gbps = 100 * rates.cpu_row_gbps;
+  std::vector<OverflowItem> items(8, OverflowItem{6700 * 1000, 512});  // 8 heads, 13K keys, 512 rows
+  const OverflowPlan p = plan(items, 200e-6, rates);
+  EXPECT_EQ(p.gpu_items.size(), items.size());
+  EXPECT_EQ(p.rows_moved, 8 * 512);
+  EXPECT_LT(p.critical_s(), p.critical_alone_s() / 10);
+  expect_consistent(items, p, 200e-6, rates);
+
+  // A decode batch beside the appends: the appends go first (they save the most CPU per GPU second).
+  std::vector<OverflowItem> mixed = decode_items(16, 2 * kMB);
+  mixed.insert(mixed.begin() + 5, OverflowItem{3 * kMB, 64});
+  mixed.insert(mixed.begin() + 11, OverflowItem{1 * kMB, 200});
+  OverflowRates defaults;
+  const OverflowPlan q = plan(mixed, 50e-6, defaults);
+  EXPECT_TRUE(std::find(q.gpu_items.begin(), q.gpu_items.end(), 5) != q.gpu_items.end());
+  EXPECT_TRUE(std::find(q.gpu_items.begin(), q.gpu_items.end(), 11) != q.gpu_items.end());
+  expect_consistent(mixed, q, 50e-6, defaults);
+}
+
+TEST(OverflowPolicy, AppendsBalanceWhenTheGpuIsNotFarFaster) {
+  // With the default rates (CUDA-core rows on the GPU, 2.7× the CPU's) moving all of eight long
+  // appends would make the GPU the longer side: some stay.
+  const OverflowRates rates;
+  std::vector<OverflowItem> items(8, OverflowItem{6700 * 1000, 512});
+  const OverflowPlan p = plan(items, 200e-6, rates);
+  EXPECT_FALSE(p.gpu_items.empty());
+  EXPECT_LT(p.gpu_items.size(), items.size());
+  const double one_cpu = overflow_cpu_seconds(items[0], rates);
+  EXPECT_LE(std::abs(p.cpu_s - p.gpu_s), one_cpu + overflow_gpu_seconds(items[0], rates));
+  expect_consistent(items, p, 200e-6, rates);
+}
+
+TEST(OverflowPolicy, SkewedDecodeBatchIsBalanced) {
+  // 16 sequences × 8 KV heads; one sequence's context sets are 16× the others'.
+  const OverflowRates rates;
+  std::vector<OverflowItem> items;
+  for (int32_t s = 0; s < 16; ++s) {
+    for (int32_t h = 0; h < 8; ++h) items.push_back({(s == 3 ? 16 : 1) * kMB + h * 1000, 1});
+  }
+  const double window = 100e-6;
+  const OverflowPlan p = plan(items, window, rates, 0.0);
+  ASSERT_FALSE(p.gpu_items.empty());
+  expect_consistent(items, p, window, rates);
+  // Decode items cost the same per byte on each side, so the fractional optimum moves x bytes with
+  // cpu_alone − x·c = window + fixed + x·g; the greedy is within one item's CPU time of it.
+  const double c = 1e-9 / rates.cpu_gbps, g = 1e-9 / rates.h2d_gbps + 1e-9 / rates.gpu_gbps;
+  const double x = (p.cpu_alone_s - window - rates.gpu_fixed_s) / (c + g);
+  const double fractional = p.cpu_alone_s - x * c;
+  double largest = 0.0;
+  for (const auto& it : items) largest = std::max(largest, overflow_cpu_seconds(it, rates));
+  EXPECT_GE(p.critical_s(), fractional - 1e-12);
+  EXPECT_LE(p.critical_s(), fractional + largest);
+  EXPECT_LT(p.critical_s(), 0.75 * p.critical_alone_s());
+  // Equal savings per GPU second: the largest sets go first, so what moves is the skewed
+  // sequence's heads (five of its eight balance the step), not a spread of small sets.
+  for (int32_t i : p.gpu_items) EXPECT_EQ(i / 8, 3) << "item " << i;
+}
+
+// Random steps (decode and appends, rates over two orders of magnitude): never worse than moving
+// nothing, the margin honoured, the account consistent; and, with margin 0 and few enough items
+// to enumerate every subset, within the largest item's CPU time of the best subset.
+TEST(OverflowPolicy, NeverWorseThanMovingNothingAndNearTheBestSubset) {
+  std::mt19937_64 rng(29);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  auto log_uniform = [&](double lo, double hi) { return lo * std::pow(hi / lo, unit(rng)); };
+  int moved_steps = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    OverflowRates rates;
+    rates.cpu_gbps = log_uniform(10, 200);
+    rates.cpu_row_gbps = log_uniform(50, 2000);
+    rates.h2d_gbps = log_uniform(5, 60);
+    rates.gpu_gbps = log_uniform(500, 4000);
+    rates.gpu_row_gbps = log_uniform(200, 100000);
+    rates.gpu_fixed_s = log_uniform(1e-6, 1e-4);
+    const int32_t n = 1 + static_cast<int32_t>(rng() % 12);
+    std::vector<OverflowItem> items;
+    for (int32_t i = 0; i < n; ++i) {
+      const int32_t rows = rng() % 3 == 0 ? 1 + static_cast<int32_t>(rng() % 300) : 1;
+      items.push_back({rng() % 8 == 0 ? 0 : static_cast<int64_t>(log_uniform(1e4, 1e8)), rows});
+    }
+    const double window = log_uniform(1e-6, 1e-2);
+    const double margin = trial % 2 == 0 ? 0.0 : unit(rng) * 0.3;
+    const OverflowPlan p = plan(items, window, rates, margin);
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    expect_consistent(items, p, window, rates);
+    EXPECT_LE(p.critical_s(), p.critical_alone_s());
+    if (!p.gpu_items.empty()) {
+      ++moved_steps;
+      EXPECT_LE(p.critical_s(), (1.0 - margin) * p.critical_alone_s() * (1 + 1e-12));
+    }
+    for (int32_t i : p.gpu_items) EXPECT_GT(items[i].kv_bytes, 0) << "an empty item moved";
+    if (margin == 0.0) {
+      double best = p.critical_alone_s(), largest = 0.0;
+      for (uint32_t mask = 1; mask < (1u << n); ++mask) {
+        std::vector<char> moved(n);
+        for (int32_t i = 0; i < n; ++i) moved[i] = (mask >> i) & 1u;
+        best = std::min(best, critical_of(items, moved, window, rates));
+      }
+      for (const auto& it : items) largest = std::max(largest, overflow_cpu_seconds(it, rates));
+      EXPECT_LE(p.critical_s(), best + largest + 1e-15);
+    }
+  }
+  EXPECT_GT(moved_steps, 40);  // the trials exercise moving, not only staying
+}
+
+TEST(OverflowPolicy, CostsFollowTheRoofline) {
+  OverflowRates r;
+  r.cpu_gbps = 100;
+  r.cpu_row_gbps = 300;
+  r.h2d_gbps = 50;
+  r.gpu_gbps = 1000;
+  r.gpu_row_gbps = 2000;
+  EXPECT_DOUBLE_EQ(overflow_cpu_seconds({1000000000, 1}, r), 1.0 / 100);    // memory-bound
+  EXPECT_DOUBLE_EQ(overflow_cpu_seconds({1000000000, 30}, r), 30.0 / 300);  // rows-bound
+  EXPECT_DOUBLE_EQ(overflow_gpu_seconds({1000000000, 1}, r), 1.0 / 50 + 1.0 / 1000);
+  EXPECT_DOUBLE_EQ(overflow_gpu_seconds({1000000000, 10}, r), 1.0 / 50 + 10.0 / 2000);
+  EXPECT_EQ(overflow_cpu_seconds({0, 7}, r), 0.0);
+}
+
+void expect_invalid(const Status& s, const std::string& needle) {
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.message();
+  EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
+}
+
+TEST(OverflowPolicy, RefusesBadInputByName) {
+  const OverflowRates ok;
+  const std::vector<OverflowItem> items = decode_items(3, kMB);
+  OverflowPlan out;
+  out.bytes_moved = 123;  // left as it was on error
+  expect_invalid(plan_overflow(items, -1.0, ok, 0.1, &out), "window_s = -1");
+  expect_invalid(plan_overflow(items, NAN, ok, 0.1, &out), "window_s = nan");
+  expect_invalid(plan_overflow(items, 0.0, ok, 1.0, &out), "margin = 1");
+  expect_invalid(plan_overflow(items, 0.0, ok, -0.5, &out), "margin = -0.5");
+  const std::vector<OverflowItem> bad_bytes = {{kMB, 1}, {-5, 1}};
+  expect_invalid(plan_overflow(bad_bytes, 0.0, ok, 0.1, &out), "items[1]: kv_bytes = -5");
+  const std::vector<OverflowItem> bad_rows = {{kMB, 0}};
+  expect_invalid(plan_overflow(bad_rows, 0.0, ok, 0.1, &out), "rows = 0");
+  expect_invalid(plan_overflow(items, 0.0, ok, 0.1, nullptr), "out is null");
+  auto rates_with = [&](auto change) {
+    OverflowRates r = ok;
+    change(r);
+    return plan_overflow(items, 0.0, r, 0.1, &out);
+  };
+  expect_invalid(rates_with([](auto& r) { r.cpu_gbps = 0; }), "cpu_gbps = 0");
+  expect_invalid(rates_with([](auto& r) { r.cpu_row_gbps = -1; }), "cpu_row_gbps = -1");
+  expect_invalid(rates_with([](auto& r) { r.h2d_gbps = INFINITY; }), "h2d_gbps = inf");
+  expect_invalid(rates_with([](auto& r) { r.gpu_gbps = NAN; }), "gpu_gbps = nan");
+  expect_invalid(rates_with([](auto& r) { r.gpu_row_gbps = 0; }), "gpu_row_gbps = 0");
+  expect_invalid(rates_with([](auto& r) { r.gpu_fixed_s = -1e-6; }), "gpu_fixed_s");
+  EXPECT_EQ(out.bytes_moved, 123);
+  EXPECT_TRUE(check_overflow_rates(ok).is_ok());
+}
+
+}  // namespace
+}  // namespace hgca
