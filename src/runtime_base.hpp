@@ -29,6 +29,7 @@ Status validate_options(const Options& o);
 /// A live sequence: its length and, per layer, the newest re-evaluation not yet published. Each
 /// backend derives its own with the window and the store.
 struct SequenceState {
+  virtual ~SequenceState() = default;  // released through this base: the backend's part must go too
   int64_t length = 0;
   std::vector<std::shared_ptr<kvmgr::Reevaluation>> pending;
 };
