@@ -145,6 +145,20 @@ struct LayerStats {
   int64_t reevaluations = 0;       ///< re-evaluations published so far
 };
 
+/// The DRAM store's memory on one NUMA node (Options::store_chunk_bytes).
+struct StoreMemoryStats {
+  int32_t node = 0;
+  int64_t chunks = 0;                 ///< chunks held, spare ones included
+  int64_t registered_chunks = 0;      ///< of which registered with the GPU (CUDA backend)
+  int64_t bound_chunks = 0;           ///< of which bound to the node by hwloc
+  int64_t reserved_bytes = 0;         ///< bytes of the chunks held
+  int64_t used_bytes = 0;             ///< bytes handed out to store blocks and context caches
+  int64_t sync_growths = 0;           ///< chunks an allocation took from the OS itself (none was spare)
+  int64_t background_growths = 0;     ///< chunks added ahead of need by the background thread
+  int64_t released_chunks = 0;        ///< chunks given back to the OS
+  int64_t registration_failures = 0;  ///< chunks the GPU refused to register (the node then grows no more)
+};
+
 class Runtime {
  public:
   /// Validates `options` and builds a runtime.
