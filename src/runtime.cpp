@@ -19,11 +19,10 @@ Status Runtime::create(const Options& options, std::unique_ptr<Runtime>* out) {
 #else
     (void)cuda;  // validate_options refused kCuda, and auto found no CUDA in this build
 #endif
-    *out = make_host_runtime(applied);
+    return make_host_runtime(applied, out);
   } catch (const std::bad_alloc&) {
     return error(StatusCode::kOutOfMemory, "create: host memory exhausted");
   }
-  return Status::ok();
 }
 
 }  // namespace hgca

@@ -15,6 +15,7 @@
 #include "hgca/hgca.hpp"
 #include "kvmgr/reevaluation.hpp"
 #include "kvmgr/store.hpp"
+#include "kvmgr/store_memory.hpp"
 
 namespace hgca {
 
@@ -55,11 +56,13 @@ class RuntimeBase : public Runtime {
   Status end_step() override;
   Status layer_stats(int32_t layer, LayerStats* out) const override;
   Status sequence_length(SeqId id, int64_t* out) const override;
+  Status store_memory_stats(std::vector<StoreMemoryStats>* out) const override;
   Status synchronize() override;
 
  protected:
   // --- what a backend provides ---
-  virtual std::unique_ptr<SequenceState> make_sequence() = 0;
+  /// A sequence whose stores live on NUMA node `node` of store_memory_.
+  virtual std::unique_ptr<SequenceState> make_sequence(int node) = 0;
   virtual void drop_sequence(SequenceState& /*seq*/) {}
   virtual const kvmgr::DramStore& dram(const SequenceState& seq, int32_t layer) const = 0;
   virtual kvmgr::DramStore& dram(SequenceState& seq, int32_t layer) = 0;
@@ -67,11 +70,17 @@ class RuntimeBase : public Runtime {
   /// Waits until everything enqueued has run (the state the query functions read is then final).
   virtual Status drain() const { return Status::ok(); }
 
+  /// Creates the store memory on this machine's NUMA nodes, with the options' chunk size and limit
+  /// and a backend's chunk registration (none: the host backend). Part of creating a backend.
+  Status init_store_memory(kvmgr::ChunkRegistration registration);
+
   /// Maps exceptions from allocation to a Status; nothing inside the runtime throws otherwise.
   template <typename F>
   static Status guarded(F&& f) {
     try {
       return f();
+    } catch (const kvmgr::StoreMemoryExhausted& e) {
+      return error(StatusCode::kOutOfMemory, "{}", e.what());
     } catch (const std::bad_alloc&) {
       return error(StatusCode::kOutOfMemory, "host memory exhausted");
     } catch (const std::exception& e) {
@@ -112,6 +121,8 @@ class RuntimeBase : public Runtime {
   cpu::SparseEngine sparse_engine_;
   // Behind a pointer: task_group's destructor may throw, and ours must not (it waits first).
   std::unique_ptr<tbb::task_group> reeval_tasks_ = std::make_unique<tbb::task_group>();
+  // The store blocks and context caches of every sequence (each store also holds a reference).
+  std::shared_ptr<kvmgr::StoreMemory> store_memory_;
   std::unordered_map<SeqId, std::unique_ptr<SequenceState>> seqs_;
 
   // The open step.

@@ -144,6 +144,7 @@ class CudaRuntime final : public RuntimeBase {
                    bytes >> 20, opt_.n_layers, opt_.max_sequences, window_tokens_, opt_.n_kv_heads, opt_.head_dim);
     }
     for (int32_t r = opt_.max_sequences - 1; r >= 0; --r) free_rings_.push_back(r);
+    if (Status s = init_store_memory({}); !s) return s;
     // Decode steps of every sequence, a block of each evicted, never grow a buffer (nor wait).
     gpu::WindowAttentionParams wp = window_params();
     wp.batch = opt_.max_sequences;
@@ -228,12 +229,12 @@ class CudaRuntime final : public RuntimeBase {
   }
 
  private:
-  std::unique_ptr<SequenceState> make_sequence() override {
+  std::unique_ptr<SequenceState> make_sequence(int node) override {
     auto seq = std::make_unique<CudaSequence>();
     seq->windows.resize(static_cast<std::size_t>(opt_.n_layers));
     seq->stores.reserve(static_cast<std::size_t>(opt_.n_layers));
     for (int32_t l = 0; l < opt_.n_layers; ++l) {
-      seq->stores.emplace_back(opt_.block_tokens, opt_.n_kv_heads, opt_.head_dim, elem_size_);
+      seq->stores.emplace_back(opt_.block_tokens, opt_.n_kv_heads, opt_.head_dim, elem_size_, store_memory_, node);
     }
     seq->ring = free_rings_.back();  // add_sequence bounded the count by max_sequences
     free_rings_.pop_back();

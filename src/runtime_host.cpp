@@ -21,6 +21,9 @@ class HostRuntime final : public RuntimeBase {
  public:
   using RuntimeBase::RuntimeBase;
 
+  /// Its store memory: node-bound, not registered with any device.
+  Status init() { return init_store_memory({}); }
+
   Backend backend() const override { return Backend::kHost; }
 
   Status attention(int32_t layer, const TensorView& q, const TensorView& k, const TensorView& v,
@@ -57,11 +60,12 @@ class HostRuntime final : public RuntimeBase {
   }
 
  private:
-  std::unique_ptr<SequenceState> make_sequence() override {
+  std::unique_ptr<SequenceState> make_sequence(int node) override {
     auto seq = std::make_unique<HostSequence>();
     seq->layers.reserve(static_cast<std::size_t>(opt_.n_layers));
     for (int32_t l = 0; l < opt_.n_layers; ++l) {
-      seq->layers.emplace_back(window_tokens_, opt_.block_tokens, opt_.n_kv_heads, opt_.head_dim, elem_size_);
+      seq->layers.emplace_back(window_tokens_, opt_.block_tokens, opt_.n_kv_heads, opt_.head_dim, elem_size_,
+                               store_memory_, node);
     }
     return seq;
   }
@@ -140,14 +144,21 @@ class HostRuntime final : public RuntimeBase {
     // evicts were just weighed densely by the same queries).
     auto jobs = snapshot_reevaluations(step, layer, q);
     const kvmgr::SelectionParams sel = selection();
+    // Every sequence prepares its commit (where memory can run out) before any of them changes, so
+    // that a failed call leaves the whole batch as it was.
+    std::vector<kvmgr::SequenceKv::PreparedCommit> commits(static_cast<std::size_t>(step.size()));
     arena_.execute([&] {
       tbb::parallel_for(0, step.size(), [&](int32_t i) {
         std::vector<const float*> w(static_cast<std::size_t>(hkv));
         for (int32_t h = 0; h < hkv; ++h) w[h] = weights[i * hkv + h].data();
         const int64_t token_stride = static_cast<int64_t>(hkv) * d;
-        kv(step.seqs[i], layer).commit(reinterpret_cast<const std::byte*>(k + step.offsets[i] * token_stride),
-                                       reinterpret_cast<const std::byte*>(v + step.offsets[i] * token_stride),
-                                       step.n_new[i], w, opt_.alpha, sel);
+        commits[i] = kv(step.seqs[i], layer).prepare_commit(
+            reinterpret_cast<const std::byte*>(k + step.offsets[i] * token_stride),
+            reinterpret_cast<const std::byte*>(v + step.offsets[i] * token_stride), step.n_new[i], w, opt_.alpha,
+            sel);
+      });
+      tbb::parallel_for(0, step.size(), [&](int32_t i) {
+        kv(step.seqs[i], layer).apply_commit(std::move(commits[i]), sel);
       });
     });
     start_reevaluations(step, layer, jobs);
@@ -156,8 +167,11 @@ class HostRuntime final : public RuntimeBase {
 
 }  // namespace
 
-std::unique_ptr<Runtime> make_host_runtime(const Options& options) {
-  return std::make_unique<HostRuntime>(options);
+Status make_host_runtime(const Options& options, std::unique_ptr<Runtime>* out) {
+  auto rt = std::make_unique<HostRuntime>(options);
+  if (Status s = rt->init(); !s) return s;
+  *out = std::move(rt);
+  return Status::ok();
 }
 
 }  // namespace hgca

@@ -104,6 +104,15 @@ struct Options {
   int32_t kv_split_tokens = 0;   ///< a CPU task covers at most this many context-set tokens of a head; 0: the engine decides
   CpuIsa isa = CpuIsa::kAuto;    ///< the CPU kernels' instruction-set path
   NumaPlacement numa_placement = NumaPlacement::kAuto;  ///< sequences → NUMA nodes
+
+  // --- DRAM store memory ---
+  /// The store's memory is taken from the OS per NUMA node in chunks of this many bytes (bound to
+  /// the node; on the CUDA backend pinned and registered with the GPU, one registration per chunk)
+  /// and kept ahead of need by a background thread. A multiple of 4096, at least 64 KiB.
+  int64_t store_chunk_bytes = int64_t{32} << 20;
+  /// At most this many bytes of store memory over all nodes; 0: no limit. A call that needs more
+  /// fails with kOutOfMemory and loses no KV entry.
+  int64_t store_limit_bytes = 0;
 };
 
 /// Loads the tuned fields of `*inout` from a JSON file as hgca-tune writes it (--out); the fields the
@@ -200,6 +209,9 @@ class Runtime {
 
   /// Statistics of `layer` over the live sequences (reflects published re-evaluations).
   virtual Status layer_stats(int32_t layer, LayerStats* out) const = 0;
+
+  /// The DRAM store's memory, one entry per NUMA node.
+  virtual Status store_memory_stats(std::vector<StoreMemoryStats>* out) const = 0;
 
   /// Tokens of `id`'s history (the same for every layer at a step boundary).
   virtual Status sequence_length(SeqId id, int64_t* out) const = 0;
