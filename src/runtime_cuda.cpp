@@ -16,6 +16,7 @@
 #include <deque>
 #include <mutex>
 
+#include "gpu/host_memory.hpp"
 #include "gpu/window_attention.hpp"
 #include "gpu/window_commit.hpp"
 #include "merge/merge_cuda.hpp"
@@ -38,6 +39,20 @@ Status cuda_status(const char* what, int code) {
       return cuda_status(#expr, hgca_e);                                \
     }                                                                   \
   } while (0)
+
+/// The store's chunks are registered as they come, so that kernels (FlashH2D) read store spans and
+/// context caches at their host addresses.
+kvmgr::ChunkRegistration store_registration(int device) {
+  kvmgr::ChunkRegistration r;
+  r.register_chunk = [device](void* base, std::size_t bytes) -> Status {
+    if (const int e = gpu::register_host_range(device, base, bytes); e != 0) {
+      return cuda_status("cudaHostRegister of a store chunk", e);
+    }
+    return Status::ok();
+  };
+  r.unregister_chunk = [device](void* base, std::size_t) { gpu::unregister_host_range(device, base); };
+  return r;
+}
 
 /// Device or pinned host memory that grows by reallocation (only when no work is in flight).
 class Buffer {
@@ -144,7 +159,7 @@ class CudaRuntime final : public RuntimeBase {
                    bytes >> 20, opt_.n_layers, opt_.max_sequences, window_tokens_, opt_.n_kv_heads, opt_.head_dim);
     }
     for (int32_t r = opt_.max_sequences - 1; r >= 0; --r) free_rings_.push_back(r);
-    if (Status s = init_store_memory({}); !s) return s;
+    if (Status s = init_store_memory(store_registration(device_)); !s) return s;
     // Decode steps of every sequence, a block of each evicted, never grow a buffer (nor wait).
     gpu::WindowAttentionParams wp = window_params();
     wp.batch = opt_.max_sequences;
