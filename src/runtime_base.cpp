@@ -55,10 +55,7 @@ Status validate_options(const Options& o) {
   }
   if (o.max_sequences < 1) return error(kInvalidArgument, "max_sequences = {}, expected ≥ 1", o.max_sequences);
   if (o.threads < 0) return error(kInvalidArgument, "threads = {}, expected ≥ 0 (0: all cores)", o.threads);
-  if (o.store_chunk_bytes < (int64_t{64} << 10) || o.store_chunk_bytes % 4096 != 0) {
-    return error(kInvalidArgument, "store_chunk_bytes = {}, expected a multiple of 4096 that is at least 65536",
-                 o.store_chunk_bytes);
-  }
+  if (Status s = kvmgr::check_chunk_bytes(o.store_chunk_bytes); !s) return s;
   if (o.store_limit_bytes < 0) {
     return error(kInvalidArgument, "store_limit_bytes = {}, expected ≥ 0 (0: no limit)", o.store_limit_bytes);
   }

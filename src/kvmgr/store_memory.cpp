@@ -75,6 +75,14 @@ void unlink(StoreChunk* c) {
 
 }  // namespace
 
+Status check_chunk_bytes(int64_t bytes) {
+  if (bytes < static_cast<int64_t>(16 * kPage) || bytes % static_cast<int64_t>(kPage) != 0) {
+    return {StatusCode::kInvalidArgument,
+            fmt::format("store_chunk_bytes = {}, expected a multiple of 4096 that is at least 65536", bytes)};
+  }
+  return Status::ok();
+}
+
 // ---- StoreSpan ----
 
 StoreSpan& StoreSpan::operator=(StoreSpan&& other) noexcept {
@@ -117,11 +125,7 @@ Status StoreMemory::create(std::shared_ptr<const cpu::Topology> topology, StoreM
                            std::shared_ptr<StoreMemory>* out) {
   if (!out) return {StatusCode::kInvalidArgument, "StoreMemory::create: out is null"};
   if (!topology) return {StatusCode::kInvalidArgument, "StoreMemory::create: topology is null"};
-  if (options.chunk_bytes < 16 * kPage || options.chunk_bytes % kPage != 0) {
-    return {StatusCode::kInvalidArgument,
-            fmt::format("store_chunk_bytes = {}, expected a multiple of 4096 that is at least 65536",
-                        options.chunk_bytes)};
-  }
+  if (Status s = check_chunk_bytes(static_cast<int64_t>(options.chunk_bytes)); !s) return s;
   if (options.low_water_chunks < 0 || options.high_water_chunks <= options.low_water_chunks) {
     return {StatusCode::kInvalidArgument,
             fmt::format("store memory low_water_chunks = {}, high_water_chunks = {}: expected 0 ≤ low < high",

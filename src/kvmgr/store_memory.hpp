@@ -47,6 +47,10 @@ struct StoreMemoryOptions {
   ChunkRegistration registration;
 };
 
+/// Whether StoreMemory takes chunks of `bytes` (Options::store_chunk_bytes): a multiple of 4096,
+/// at least 64 KiB; the error names the option.
+Status check_chunk_bytes(int64_t bytes);
+
 /// Store memory ran out: the byte limit, the OS or the device refused a chunk. A bad_alloc, so that
 /// every caller's handling of exhausted memory applies; what() says which limit and how to lift it.
 class StoreMemoryExhausted : public std::bad_alloc {
