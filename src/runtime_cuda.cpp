@@ -33,6 +33,7 @@
 #include <string>
 
 #include "cpu/flash_d2h.hpp"
+#include "gpu/host_memory.hpp"
 #include "gpu/window_attention.hpp"
 #include "gpu/window_commit.hpp"
 #include "merge/merge_cuda.hpp"
@@ -55,6 +56,20 @@ Status cuda_status(const char* what, int code) {
       return cuda_status(#expr, hgca_e);                                \
     }                                                                   \
   } while (0)
+
+/// The store's chunks are registered as they come, so that kernels (FlashH2D) read store spans and
+/// context caches at their host addresses.
+kvmgr::ChunkRegistration store_registration(int device) {
+  kvmgr::ChunkRegistration r;
+  r.register_chunk = [device](void* base, std::size_t bytes) -> Status {
+    if (const int e = gpu::register_host_range(device, base, bytes); e != 0) {
+      return cuda_status("cudaHostRegister of a store chunk", e);
+    }
+    return Status::ok();
+  };
+  r.unregister_chunk = [device](void* base, std::size_t) { gpu::unregister_host_range(device, base); };
+  return r;
+}
 
 /// Device or pinned host memory that grows by reallocation (only when no work is in flight).
 class Buffer {
@@ -258,6 +273,7 @@ class CudaRuntime final : public RuntimeBase {
                    bytes >> 20, opt_.n_layers, opt_.max_sequences, window_tokens_, opt_.n_kv_heads, opt_.head_dim);
     }
     for (int32_t r = opt_.max_sequences - 1; r >= 0; --r) free_rings_.push_back(r);
+    if (Status s = init_store_memory(machine, store_registration(device_)); !s) return s;
     // Decode steps of every sequence, a block of each evicted, never grow a buffer (nor wait).
     gpu::WindowAttentionParams wp = window_params();
     wp.batch = opt_.max_sequences;
@@ -349,12 +365,13 @@ class CudaRuntime final : public RuntimeBase {
   }
 
  private:
-  std::unique_ptr<SequenceState> make_sequence(int32_t /*node*/) override {
+  std::unique_ptr<SequenceState> make_sequence(int32_t node) override {
     auto seq = std::make_unique<CudaSequence>();
     seq->windows.resize(static_cast<std::size_t>(opt_.n_layers));
     seq->layers.reserve(static_cast<std::size_t>(opt_.n_layers));
     for (int32_t l = 0; l < opt_.n_layers; ++l) {
-      seq->layers.emplace_back(window_tokens_, opt_.block_tokens, opt_.n_kv_heads, opt_.head_dim, elem_size_);
+      seq->layers.emplace_back(window_tokens_, opt_.block_tokens, opt_.n_kv_heads, opt_.head_dim, elem_size_,
+                               store_memory_, node);
     }
     seq->ring = free_rings_.back();  // add_sequence bounded the count by max_sequences
     free_rings_.pop_back();
