@@ -14,6 +14,7 @@
 #include "dtype.hpp"
 #include "gpu/device.hpp"
 #include "options_json.hpp"
+#include "overflow_policy.hpp"
 
 namespace hgca {
 
@@ -67,6 +68,7 @@ Status validate_options(const Options& o) {
       break;
     default: return error(kInvalidArgument, "backend = {}, expected auto, host or cuda", static_cast<int>(o.backend));
   }
+  if (Status s = check_overflow_options(o); !s) return s;
   return validate_tuning(o);
 }
 
