@@ -24,6 +24,8 @@
 #include <atomic>
 #include <fstream>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -35,7 +37,9 @@
 #include "cpu/flash_d2h.hpp"
 #include "transfer_kernels.hpp"
 #include "gpu/flash_h2d.hpp"
+#include "cpu/pool.hpp"
 #include "kvmgr/store.hpp"
+#include "kvmgr/store_memory.hpp"
 
 namespace {
 
@@ -232,6 +236,23 @@ void BM_H2D(benchmark::State& state) {
 // --- D2H -------------------------------------------------------------------------------------
 
 constexpr int32_t kHkv = 8, kD = 128, kSeqs = 32;
+
+/// The stores' memory, as the runtime has it (node-bound chunks, default size; not registered: the
+/// benchmark's GPU never reads the stores).
+std::shared_ptr<hgca::kvmgr::StoreMemory> store_memory() {
+  static const std::shared_ptr<hgca::kvmgr::StoreMemory> memory = [] {
+    std::shared_ptr<const hgca::cpu::Topology> topology;
+    std::shared_ptr<hgca::kvmgr::StoreMemory> m;
+    if (!hgca::cpu::Topology::from_machine(&topology) ||
+        !hgca::kvmgr::StoreMemory::create(topology, {}, &m)) {
+      std::fprintf(stderr, "bench_transfer: the store memory could not be set up\n");
+      std::exit(1);
+    }
+    return m;
+  }();
+  return memory;
+}
+
 constexpr std::size_t kHeadRow = kD * 2;  // bf16
 constexpr std::size_t kRow = kHkv * kHeadRow;
 
@@ -331,7 +352,7 @@ void BM_D2H(benchmark::State& state) {
   auto fresh_stores = [&] {
     seqs.clear();
     for (int32_t i = 0; i < kSeqs; ++i) {
-      seqs.push_back(std::make_unique<hgca::kvmgr::SequenceKv>(4 * w.block_tokens, w.block_tokens, kHkv, kD, 2));
+      seqs.push_back(std::make_unique<hgca::kvmgr::SequenceKv>(4 * w.block_tokens, w.block_tokens, kHkv, kD, 2, store_memory(), 0));
       seqs.back()->evict_and_insert(prompt.data(), prompt.data(), 4 * w.block_tokens, nullptr, sel);
     }
   };
@@ -433,7 +454,7 @@ void BM_ComputeBeside(benchmark::State& state) {
         if (kBeside == Beside::kFlashD2H) {
           seqs.clear();
           for (int32_t i = 0; i < kSeqs; ++i) seqs.push_back(std::make_unique<hgca::kvmgr::SequenceKv>(
-                                                 4 * w.block_tokens, w.block_tokens, kHkv, kD, 2));
+                                                 4 * w.block_tokens, w.block_tokens, kHkv, kD, 2, store_memory(), 0));
           (void)flash_d2h(w, dev_k.p, dev_v.p, staging, t, copied, lanes, [&](int64_t, const std::byte* k, const std::byte* v) {
             tbb::parallel_for(0, kSeqs, [&](int32_t i) {
               const std::size_t row = static_cast<std::size_t>(i) * w.block_tokens * kRow;

@@ -7,6 +7,7 @@
 #include <new>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "hgca/hgca.hpp"
 
@@ -52,6 +53,8 @@ hgca::Options to_cpp(const hgca_options& o) {
   r.max_packed_heads = o.max_packed_heads;
   r.isa = static_cast<hgca::CpuIsa>(o.isa);
   r.numa_placement = static_cast<hgca::NumaPlacement>(o.numa_placement);
+  r.store_chunk_bytes = o.store_chunk_bytes;
+  r.store_limit_bytes = o.store_limit_bytes;
   r.overflow = static_cast<hgca::OverflowMode>(o.overflow);
   r.overflow_margin = o.overflow_margin;
   r.overflow_cpu_gbps = o.overflow_cpu_gbps;
@@ -94,6 +97,7 @@ void hgca_options_default(hgca_options* options) {
                           d.heads_per_task, static_cast<hgca_backend>(d.backend), d.max_sequences, d.threads,
                           d.deterministic ? 1 : 0, d.threads_per_node, d.kv_split_tokens, d.max_packed_heads,
                           static_cast<hgca_isa>(d.isa), static_cast<hgca_numa_placement>(d.numa_placement),
+                          d.store_chunk_bytes, d.store_limit_bytes,
                           static_cast<hgca_overflow>(d.overflow), d.overflow_margin, d.overflow_cpu_gbps,
                           d.overflow_cpu_row_gbps, d.overflow_h2d_gbps, d.overflow_gpu_gbps, d.overflow_gpu_row_gbps,
                           d.overflow_window_gbps};
@@ -198,6 +202,33 @@ hgca_status hgca_get_layer_stats(const hgca_runtime* runtime, int32_t layer, hgc
     return HGCA_OK;
   } catch (const std::bad_alloc&) {
     last_error = "hgca_get_layer_stats: host memory exhausted";
+    return HGCA_OUT_OF_MEMORY;
+  }
+}
+
+hgca_status hgca_get_store_memory_stats(const hgca_runtime* runtime, hgca_store_memory_stats* out,
+                                        int32_t capacity, int32_t* count) {
+  if (!runtime) return null_argument("hgca_get_store_memory_stats", "runtime");
+  if (!count) return null_argument("hgca_get_store_memory_stats", "count");
+  if (capacity < 0 || (capacity > 0 && !out)) {
+    last_error = fmt::format("hgca_get_store_memory_stats: capacity = {} with out = {}, expected capacity ≥ 0 "
+                             "and out not null when capacity > 0",
+                             capacity, static_cast<const void*>(out));
+    return HGCA_INVALID_ARGUMENT;
+  }
+  try {
+    std::vector<hgca::StoreMemoryStats> st;
+    if (hgca_status s = report(runtime->impl->store_memory_stats(&st)); s != HGCA_OK) return s;
+    *count = static_cast<int32_t>(st.size());
+    for (std::size_t i = 0; i < st.size() && i < static_cast<std::size_t>(capacity); ++i) {
+      const hgca::StoreMemoryStats& n = st[i];
+      out[i] = hgca_store_memory_stats{n.node, n.chunks, n.registered_chunks, n.bound_chunks, n.reserved_bytes,
+                                       n.used_bytes, n.sync_growths, n.background_growths, n.released_chunks,
+                                       n.registration_failures};
+    }
+    return HGCA_OK;
+  } catch (const std::bad_alloc&) {
+    last_error = "hgca_get_store_memory_stats: host memory exhausted";
     return HGCA_OUT_OF_MEMORY;
   }
 }

@@ -28,6 +28,7 @@ struct Machine {
 /// path against the machine's CPU, and builds the backend they ask for.
 Status create_runtime(const Options& options, const Machine& machine, std::unique_ptr<Runtime>* out);
 
+/// The host backend; fails when the store memory cannot be set up.
 Status make_host_runtime(const Options& options, const Machine& machine, std::unique_ptr<Runtime>* out);
 /// The CUDA backend; fails with kOutOfMemory when its device or pinned memory cannot be had.
 Status make_cuda_runtime(const Options& options, const Machine& machine, std::unique_ptr<Runtime>* out);

@@ -11,6 +11,7 @@
 
 #include "cpu/attention_host.hpp"
 #include "cpu/placement.hpp"
+#include "cpu/pool.hpp"
 #include "dtype.hpp"
 #include "gpu/device.hpp"
 #include "options_json.hpp"
@@ -55,6 +56,10 @@ Status validate_options(const Options& o) {
   }
   if (o.max_sequences < 1) return error(kInvalidArgument, "max_sequences = {}, expected ≥ 1", o.max_sequences);
   if (o.threads < 0) return error(kInvalidArgument, "threads = {}, expected ≥ 0 (0: all cores)", o.threads);
+  if (Status s = kvmgr::check_chunk_bytes(o.store_chunk_bytes); !s) return s;
+  if (o.store_limit_bytes < 0) {
+    return error(kInvalidArgument, "store_limit_bytes = {}, expected ≥ 0 (0: no limit)", o.store_limit_bytes);
+  }
   switch (o.backend) {
     case Backend::kAuto:
     case Backend::kHost: break;
@@ -81,6 +86,14 @@ RuntimeBase::RuntimeBase(const Options& options)
       sparse_engine_(cpu::engine_config(options)),
       layer_done_(static_cast<std::size_t>(options.n_layers), 0),
       reevaluations_(static_cast<std::size_t>(options.n_layers), 0) {}
+
+Status RuntimeBase::init_store_memory(const Machine& machine, kvmgr::ChunkRegistration registration) {
+  kvmgr::StoreMemoryOptions o;
+  o.chunk_bytes = static_cast<std::size_t>(opt_.store_chunk_bytes);
+  o.limit_bytes = static_cast<std::size_t>(opt_.store_limit_bytes);
+  o.registration = std::move(registration);
+  return kvmgr::StoreMemory::create(machine.topology, std::move(o), &store_memory_);
+}
 
 RuntimeBase::~RuntimeBase() {
   if (pool_) wait_reevaluations();
@@ -147,6 +160,7 @@ Status RuntimeBase::add_sequence(SeqId id) {
     seq->node = node;
     seq->pending.resize(static_cast<std::size_t>(opt_.n_layers));
     seqs_.emplace(id, std::move(seq));
+    store_memory_->prepare(node);  // its first steps find chunks ready
     return Status::ok();
   });
 }
@@ -238,6 +252,17 @@ Status RuntimeBase::sequence_length(SeqId id, int64_t* out) const {
   return Status::ok();
 }
 
+Status RuntimeBase::store_memory_stats(std::vector<StoreMemoryStats>* out) const {
+  if (!out) return error(StatusCode::kInvalidArgument, "store_memory_stats: out is null");
+  if (Status s = drain(); !s) return s;
+  return guarded([&]() -> Status {
+    std::vector<StoreMemoryStats> st;
+    for (int node = 0; node < store_memory_->node_count(); ++node) st.push_back(store_memory_->stats(node));
+    *out = std::move(st);
+    return Status::ok();
+  });
+}
+
 Status RuntimeBase::synchronize() {
   if (Status s = drain(); !s) return s;
   return guarded([&]() -> Status {
@@ -245,6 +270,7 @@ Status RuntimeBase::synchronize() {
     for (auto& [id, seq] : seqs_) {
       for (int32_t l = 0; l < opt_.n_layers; ++l) publish(*seq, l);
     }
+    store_memory_->wait_idle();  // chunks grown on the way are registered
     return Status::ok();
   });
 }
@@ -337,7 +363,7 @@ void RuntimeBase::sparse_attention(const StepBatch& batch, int32_t layer, const 
       const int64_t row = batch.offsets[i] * hq + static_cast<int64_t>(h) * g;
       // An item the GPU attends is the empty side here (o = 0, lse = -inf).
       const int64_t n = on_gpu.empty() || !on_gpu[i * hkv + h] ? static_cast<int64_t>(store.context.size()) : 0;
-      items[i * hkv + h] = {store.context_k.data(), store.context_v.data(), n,
+      items[i * hkv + h] = {store.context_cache.k(), store.context_cache.v(), n,
                             q_bytes + row * d * static_cast<int64_t>(elem_size_), static_cast<int64_t>(hq) * d,
                             batch.n_new[i], o + row * d, static_cast<int64_t>(hq) * d, lse + row, hq,
                             batch.seqs[i]->node};

@@ -18,6 +18,7 @@
 #include "hgca/hgca.hpp"
 #include "kvmgr/reevaluation.hpp"
 #include "kvmgr/store.hpp"
+#include "kvmgr/store_memory.hpp"
 #include "runtime_backends.hpp"
 
 namespace hgca {
@@ -33,6 +34,7 @@ Status validate_options(const Options& o);
 /// A live sequence: its length, its NUMA node and, per layer, the newest re-evaluation not yet
 /// published. Each backend derives its own with the window and the store.
 struct SequenceState {
+  virtual ~SequenceState() = default;  // released through this base: the backend's part must go too
   int64_t length = 0;
   int32_t node = 0;  ///< where its CPU work runs (the node's arena) and its store belongs
   std::vector<std::shared_ptr<kvmgr::Reevaluation>> pending;
@@ -61,6 +63,7 @@ class RuntimeBase : public Runtime {
   Status end_step() override;
   Status layer_stats(int32_t layer, LayerStats* out) const override;
   Status sequence_length(SeqId id, int64_t* out) const override;
+  Status store_memory_stats(std::vector<StoreMemoryStats>* out) const override;
   Status synchronize() override;
 
   /// The DRAM store of `id` at `layer` once the work enqueued so far has run (this waits for it);
@@ -75,7 +78,8 @@ class RuntimeBase : public Runtime {
   Status init_cpu(const Machine& machine, const std::string& gpu_pci_bus_id);
 
   // --- what a backend provides ---
-  /// A new sequence's state; its DRAM stores belong on NUMA node `node` of pool_.
+  /// A new sequence's state; its CPU work runs on NUMA node `node` of pool_, and its DRAM stores
+  /// live there, in store_memory_.
   virtual std::unique_ptr<SequenceState> make_sequence(int32_t node) = 0;
   virtual void drop_sequence(SequenceState& /*seq*/) {}
   virtual const kvmgr::DramStore& dram(const SequenceState& seq, int32_t layer) const = 0;
@@ -86,11 +90,17 @@ class RuntimeBase : public Runtime {
   /// The backend's own fields of LayerStats (transfer_seconds, overflow_*), filled after drain().
   virtual void backend_stats(int32_t /*layer*/, LayerStats* /*st*/) const {}
 
+  /// Creates the store memory on the NUMA nodes of `machine` (the pool's), with the options' chunk size and limit
+  /// and a backend's chunk registration (none: the host backend). Part of creating a backend.
+  Status init_store_memory(const Machine& machine, kvmgr::ChunkRegistration registration);
+
   /// Maps exceptions from allocation to a Status; nothing inside the runtime throws otherwise.
   template <typename F>
   static Status guarded(F&& f) {
     try {
       return f();
+    } catch (const kvmgr::StoreMemoryExhausted& e) {
+      return error(StatusCode::kOutOfMemory, "{}", e.what());
     } catch (const std::bad_alloc&) {
       return error(StatusCode::kOutOfMemory, "host memory exhausted");
     } catch (const std::exception& e) {
@@ -155,6 +165,8 @@ class RuntimeBase : public Runtime {
   std::vector<int> gpu_local_nodes_;
   // Per node. Behind pointers: task_group's destructor may throw, and ours must not (it waits first).
   std::vector<std::unique_ptr<tbb::task_group>> reeval_tasks_;
+  // The store blocks and context caches of every sequence (each store also holds a reference).
+  std::shared_ptr<kvmgr::StoreMemory> store_memory_;
   std::unordered_map<SeqId, std::unique_ptr<SequenceState>> seqs_;
 
   // The open step.

@@ -59,6 +59,7 @@
 
 #include "cpu/flash_d2h.hpp"
 #include "gpu/sparse_attention.hpp"
+#include "gpu/host_memory.hpp"
 #include "gpu/window_attention.hpp"
 #include "gpu/window_commit.hpp"
 #include "merge/merge_cuda.hpp"
@@ -82,6 +83,20 @@ Status cuda_status(const char* what, int code) {
       return cuda_status(#expr, hgca_e);                                \
     }                                                                   \
   } while (0)
+
+/// The store's chunks are registered as they come, so that kernels (FlashH2D) read store spans and
+/// context caches at their host addresses.
+kvmgr::ChunkRegistration store_registration(int device) {
+  kvmgr::ChunkRegistration r;
+  r.register_chunk = [device](void* base, std::size_t bytes) -> Status {
+    if (const int e = gpu::register_host_range(device, base, bytes); e != 0) {
+      return cuda_status("cudaHostRegister of a store chunk", e);
+    }
+    return Status::ok();
+  };
+  r.unregister_chunk = [device](void* base, std::size_t) { gpu::unregister_host_range(device, base); };
+  return r;
+}
 
 /// Device or pinned host memory that grows by reallocation (only when no work is in flight).
 class Buffer {
@@ -301,6 +316,7 @@ class CudaRuntime final : public RuntimeBase {
                    bytes >> 20, opt_.n_layers, opt_.max_sequences, window_tokens_, opt_.n_kv_heads, opt_.head_dim);
     }
     for (int32_t r = opt_.max_sequences - 1; r >= 0; --r) free_rings_.push_back(r);
+    if (Status s = init_store_memory(machine, store_registration(device_)); !s) return s;
     // Decode steps of every sequence, a block of each evicted, never grow a buffer (nor wait):
     // the GPU's sparse part with as many key splits as its plan may choose.
     gpu::WindowAttentionParams wp = window_params();
@@ -375,6 +391,7 @@ class CudaRuntime final : public RuntimeBase {
       }
       transfer_clock_.add(job.layer, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     });
+    if (overflow_on_) write_empty_items(job);  // the GPU's side unless the plan below completes
     run_async("the overflow plan", [&] {
       publish(*job.step, job.layer);
       if (overflow_on_) plan_overflow_items(job);
@@ -411,12 +428,13 @@ class CudaRuntime final : public RuntimeBase {
   }
 
  private:
-  std::unique_ptr<SequenceState> make_sequence(int32_t /*node*/) override {
+  std::unique_ptr<SequenceState> make_sequence(int32_t node) override {
     auto seq = std::make_unique<CudaSequence>();
     seq->windows.resize(static_cast<std::size_t>(opt_.n_layers));
     seq->layers.reserve(static_cast<std::size_t>(opt_.n_layers));
     for (int32_t l = 0; l < opt_.n_layers; ++l) {
-      seq->layers.emplace_back(window_tokens_, opt_.block_tokens, opt_.n_kv_heads, opt_.head_dim, elem_size_);
+      seq->layers.emplace_back(window_tokens_, opt_.block_tokens, opt_.n_kv_heads, opt_.head_dim, elem_size_,
+                               store_memory_, node);
     }
     seq->ring = free_rings_.back();  // add_sequence bounded the count by max_sequences
     free_rings_.pop_back();
@@ -477,24 +495,32 @@ class CudaRuntime final : public RuntimeBase {
     });
   }
 
-  /// The overflow policy for one call, in its plan: every item of the GPU's launch is first written
-  /// empty (so that a failure below leaves the GPU's side empty, never stale), then the items the
-  /// policy moves get their context sets and job.on_gpu marks them for the CPU's part.
-  void plan_overflow_items(CallJob& job) {
+  /// Every item of the call's GPU sparse launch, empty (n = 0: it writes o = 0, lse = -inf).
+  void write_empty_items(const CallJob& job) {
     const StepBatch& step = *job.step;
     const int32_t hq = opt_.n_q_heads, hkv = opt_.n_kv_heads, d = opt_.head_dim, g = hq / hkv;
-    const auto n_items = static_cast<std::size_t>(step.size()) * hkv;
     auto* items = sparse_items_.as<gpu::SparseAttentionItem>();
-    std::vector<OverflowItem> costs(n_items);
     for (int32_t i = 0; i < step.size(); ++i) {
       for (int32_t h = 0; h < hkv; ++h) {
-        const kvmgr::HeadStore& store = dram(*step.seqs[i], job.layer).store(h);
         const int64_t row = step.offsets[i] * hq + static_cast<int64_t>(h) * g;
-        items[i * hkv + h] = {store.context_k.data(), store.context_v.data(), 0, job.q + row * d * static_cast<int64_t>(elem_size_),
+        items[i * hkv + h] = {nullptr, nullptr, 0, job.q + row * d * static_cast<int64_t>(elem_size_),
                               static_cast<int64_t>(hq) * d, step.n_new[i], o_sparse_.as<float>() + row * d,
                               static_cast<int64_t>(hq) * d, lse_sparse_.as<float>() + row, hq};
-        costs[i * hkv + h] = {static_cast<int64_t>(store.context.size()) * 2 * d * static_cast<int64_t>(elem_size_),
-                              step.n_new[i]};
+      }
+    }
+  }
+
+  /// The overflow policy for one call, in its plan (the items written empty already): the items it
+  /// moves get their context caches, and job.on_gpu marks them for the CPU's part.
+  void plan_overflow_items(CallJob& job) {
+    const StepBatch& step = *job.step;
+    const int32_t hkv = opt_.n_kv_heads, d = opt_.head_dim;
+    const int64_t row_bytes = int64_t{2} * d * static_cast<int64_t>(elem_size_);  // one entry's K and V
+    std::vector<OverflowItem> costs(static_cast<std::size_t>(step.size()) * hkv);
+    for (int32_t i = 0; i < step.size(); ++i) {
+      for (int32_t h = 0; h < hkv; ++h) {
+        const auto size = static_cast<int64_t>(dram(*step.seqs[i], job.layer).store(h).context.size());
+        costs[i * hkv + h] = {size * row_bytes, step.n_new[i]};
       }
     }
     OverflowPlan plan;
@@ -505,17 +531,30 @@ class CudaRuntime final : public RuntimeBase {
         !s) {
       throw std::logic_error(s.message());
     }
-    job.on_gpu.assign(n_items, 0);
+    job.on_gpu.assign(costs.size(), 0);
+    auto* items = sparse_items_.as<gpu::SparseAttentionItem>();
+    int64_t moved = 0, bytes = 0, rows = 0;
     for (const int32_t i : plan.gpu_items) {
+      const kvmgr::ContextCache& cache = dram(*step.seqs[i / hkv], job.layer).store(i % hkv).context_cache;
+      // A cache in a chunk grown inside a host function is registered later, by the store memory's
+      // thread; until then the GPU cannot read it, and the CPU keeps the item (rare: chunks are
+      // normally grown ahead, registered).
+      if (!cache.span().device_readable()) continue;
+      const OverflowItem& c = costs[static_cast<std::size_t>(i)];
       job.on_gpu[static_cast<std::size_t>(i)] = 1;
-      items[i].n = costs[static_cast<std::size_t>(i)].kv_bytes / (2 * d * static_cast<int64_t>(elem_size_));
+      items[i].k = cache.k();
+      items[i].v = cache.v();
+      items[i].n = c.kv_bytes / row_bytes;
+      ++moved;
+      bytes += c.kv_bytes;
+      rows += c.rows;
     }
     std::lock_guard lock(tally_mutex_);
     OverflowTally& t = overflow_tally_[job.layer];
-    t.calls += plan.gpu_items.empty() ? 0 : 1;
-    t.items += static_cast<int64_t>(plan.gpu_items.size());
-    t.bytes += plan.bytes_moved;
-    t.rows += plan.rows_moved;
+    t.calls += moved > 0 ? 1 : 0;
+    t.items += moved;
+    t.bytes += bytes;
+    t.rows += rows;
     t.cpu_s = plan.cpu_s;
     t.gpu_s = plan.gpu_s;
   }

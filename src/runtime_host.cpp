@@ -20,7 +20,11 @@ class HostRuntime final : public RuntimeBase {
   using RuntimeBase::RuntimeBase;
 
   /// No GPU of its own: the nodes placement prefers are those of the machine's named GPU, if any.
-  Status init(const Machine& machine) { return init_cpu(machine, machine.gpu_pci_bus_id); }
+  /// Its store memory is node-bound, not registered with any device.
+  Status init(const Machine& machine) {
+    if (Status s = init_cpu(machine, machine.gpu_pci_bus_id); !s) return s;
+    return init_store_memory(machine, {});
+  }
 
   Backend backend() const override { return Backend::kHost; }
 
@@ -58,11 +62,12 @@ class HostRuntime final : public RuntimeBase {
   }
 
  private:
-  std::unique_ptr<SequenceState> make_sequence(int32_t /*node*/) override {
+  std::unique_ptr<SequenceState> make_sequence(int32_t node) override {
     auto seq = std::make_unique<HostSequence>();
     seq->layers.reserve(static_cast<std::size_t>(opt_.n_layers));
     for (int32_t l = 0; l < opt_.n_layers; ++l) {
-      seq->layers.emplace_back(window_tokens_, opt_.block_tokens, opt_.n_kv_heads, opt_.head_dim, elem_size_);
+      seq->layers.emplace_back(window_tokens_, opt_.block_tokens, opt_.n_kv_heads, opt_.head_dim, elem_size_,
+                               store_memory_, node);
     }
     return seq;
   }
@@ -139,13 +144,19 @@ class HostRuntime final : public RuntimeBase {
     // evicts were just weighed densely by the same queries).
     auto jobs = snapshot_reevaluations(step, layer, q);
     const kvmgr::SelectionParams sel = selection();
+    // Every sequence prepares its commit (where memory can run out) before any of them changes, so
+    // that a failed call leaves the whole batch as it was.
+    std::vector<kvmgr::SequenceKv::PreparedCommit> commits(static_cast<std::size_t>(step.size()));
     for_each_by_node(step, 1, [&](int32_t i, int32_t) {
       std::vector<const float*> w(static_cast<std::size_t>(hkv));
       for (int32_t h = 0; h < hkv; ++h) w[h] = weights[i * hkv + h].data();
       const int64_t token_stride = static_cast<int64_t>(hkv) * d;
-      kv(step.seqs[i], layer).commit(reinterpret_cast<const std::byte*>(k + step.offsets[i] * token_stride),
-                                     reinterpret_cast<const std::byte*>(v + step.offsets[i] * token_stride),
-                                     step.n_new[i], w, opt_.alpha, sel);
+      commits[i] = kv(step.seqs[i], layer).prepare_commit(
+          reinterpret_cast<const std::byte*>(k + step.offsets[i] * token_stride),
+          reinterpret_cast<const std::byte*>(v + step.offsets[i] * token_stride), step.n_new[i], w, opt_.alpha, sel);
+    });
+    for_each_by_node(step, 1, [&](int32_t i, int32_t) {
+      kv(step.seqs[i], layer).apply_commit(std::move(commits[i]), sel);
     });
     start_reevaluations(step, layer, jobs);
   }

@@ -22,6 +22,7 @@ extern "C" {
 int hgca_test_c_smoke(void);
 int64_t hgca_test_c_options_layout(int64_t* offsets, int32_t capacity);
 int64_t hgca_test_c_layer_stats_layout(int64_t* offsets, int32_t capacity);
+int64_t hgca_test_c_store_memory_stats_layout(int64_t* offsets, int32_t capacity);
 }
 
 namespace hgca {
@@ -123,6 +124,8 @@ TEST(CApi, OptionsDefaultEqualsCppDefaults) {
   EXPECT_EQ(c.max_packed_heads, d.max_packed_heads);
   EXPECT_EQ(static_cast<int>(c.isa), static_cast<int>(d.isa));
   EXPECT_EQ(static_cast<int>(c.numa_placement), static_cast<int>(d.numa_placement));
+  EXPECT_EQ(c.store_chunk_bytes, d.store_chunk_bytes);
+  EXPECT_EQ(c.store_limit_bytes, d.store_limit_bytes);
   EXPECT_EQ(static_cast<int>(c.overflow), static_cast<int>(d.overflow));
   EXPECT_EQ(c.overflow_margin, d.overflow_margin);
   EXPECT_EQ(c.overflow_cpu_gbps, d.overflow_cpu_gbps);
@@ -135,9 +138,9 @@ TEST(CApi, OptionsDefaultEqualsCppDefaults) {
 }
 
 TEST(CApi, StructLayoutIsTheSameInCAndCpp) {
-  int64_t c_offsets[30] = {};
-  const int64_t c_size = hgca_test_c_options_layout(c_offsets, 30);
-  const int64_t cpp_offsets[30] = {
+  int64_t c_offsets[32] = {};
+  const int64_t c_size = hgca_test_c_options_layout(c_offsets, 32);
+  const int64_t cpp_offsets[32] = {
       offsetof(hgca_options, n_layers),       offsetof(hgca_options, n_q_heads),
       offsetof(hgca_options, n_kv_heads),     offsetof(hgca_options, head_dim),
       offsetof(hgca_options, dtype),          offsetof(hgca_options, sm_scale),
@@ -150,12 +153,13 @@ TEST(CApi, StructLayoutIsTheSameInCAndCpp) {
       offsetof(hgca_options, threads_per_node), offsetof(hgca_options, kv_split_tokens),
       offsetof(hgca_options, max_packed_heads),
       offsetof(hgca_options, isa),            offsetof(hgca_options, numa_placement),
+      offsetof(hgca_options, store_chunk_bytes), offsetof(hgca_options, store_limit_bytes),
       offsetof(hgca_options, overflow),       offsetof(hgca_options, overflow_margin),
       offsetof(hgca_options, overflow_cpu_gbps), offsetof(hgca_options, overflow_cpu_row_gbps),
       offsetof(hgca_options, overflow_h2d_gbps), offsetof(hgca_options, overflow_gpu_gbps),
       offsetof(hgca_options, overflow_gpu_row_gbps), offsetof(hgca_options, overflow_window_gbps)};
   EXPECT_EQ(c_size, static_cast<int64_t>(sizeof(hgca_options)));
-  for (int i = 0; i < 30; ++i) EXPECT_EQ(c_offsets[i], cpp_offsets[i]) << "field " << i;
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(c_offsets[i], cpp_offsets[i]) << "field " << i;
 
   int64_t c_stats[13] = {};
   const int64_t c_stats_size = hgca_test_c_layer_stats_layout(c_stats, 13);
@@ -169,6 +173,17 @@ TEST(CApi, StructLayoutIsTheSameInCAndCpp) {
       offsetof(hgca_layer_stats, overflow_predicted_gpu_seconds)};
   EXPECT_EQ(c_stats_size, static_cast<int64_t>(sizeof(hgca_layer_stats)));
   for (int i = 0; i < 13; ++i) EXPECT_EQ(c_stats[i], cpp_stats[i]) << "field " << i;
+
+  int64_t c_memory[10] = {};
+  const int64_t c_memory_size = hgca_test_c_store_memory_stats_layout(c_memory, 10);
+  const int64_t cpp_memory[10] = {
+      offsetof(hgca_store_memory_stats, node),          offsetof(hgca_store_memory_stats, chunks),
+      offsetof(hgca_store_memory_stats, registered_chunks), offsetof(hgca_store_memory_stats, bound_chunks),
+      offsetof(hgca_store_memory_stats, reserved_bytes), offsetof(hgca_store_memory_stats, used_bytes),
+      offsetof(hgca_store_memory_stats, sync_growths),  offsetof(hgca_store_memory_stats, background_growths),
+      offsetof(hgca_store_memory_stats, released_chunks), offsetof(hgca_store_memory_stats, registration_failures)};
+  EXPECT_EQ(c_memory_size, static_cast<int64_t>(sizeof(hgca_store_memory_stats)));
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(c_memory[i], cpp_memory[i]) << "field " << i;
 }
 
 TEST(CApi, StatusStringMatchesCpp) {

@@ -19,13 +19,14 @@ _Static_assert(HGCA_BACKEND_AUTO == 0 && HGCA_BACKEND_HOST == 1 && HGCA_BACKEND_
 int hgca_test_c_smoke(void);
 int64_t hgca_test_c_options_layout(int64_t* offsets, int32_t capacity);
 int64_t hgca_test_c_layer_stats_layout(int64_t* offsets, int32_t capacity);
+int64_t hgca_test_c_store_memory_stats_layout(int64_t* offsets, int32_t capacity);
 
 #define OFFSET(object, field) ((int64_t)((const char*)&(object).field - (const char*)&(object)))
 
 /* Offsets of hgca_options' fields in declaration order as C lays them out; returns its size. */
 int64_t hgca_test_c_options_layout(int64_t* offsets, int32_t capacity) {
   hgca_options o;
-  const int64_t all[30] = {
+  const int64_t all[32] = {
       OFFSET(o, n_layers),      OFFSET(o, n_q_heads),      OFFSET(o, n_kv_heads),
       OFFSET(o, head_dim),      OFFSET(o, dtype),          OFFSET(o, sm_scale),
       OFFSET(o, window_blocks), OFFSET(o, block_tokens),   OFFSET(o, alpha),
@@ -34,10 +35,11 @@ int64_t hgca_test_c_options_layout(int64_t* offsets, int32_t capacity) {
       OFFSET(o, threads),
       OFFSET(o, deterministic), OFFSET(o, threads_per_node), OFFSET(o, kv_split_tokens),
       OFFSET(o, max_packed_heads), OFFSET(o, isa),        OFFSET(o, numa_placement),
+      OFFSET(o, store_chunk_bytes), OFFSET(o, store_limit_bytes),
       OFFSET(o, overflow),      OFFSET(o, overflow_margin), OFFSET(o, overflow_cpu_gbps),
       OFFSET(o, overflow_cpu_row_gbps), OFFSET(o, overflow_h2d_gbps), OFFSET(o, overflow_gpu_gbps),
       OFFSET(o, overflow_gpu_row_gbps), OFFSET(o, overflow_window_gbps)};
-  for (int32_t i = 0; i < capacity && i < 30; ++i) offsets[i] = all[i];
+  for (int32_t i = 0; i < capacity && i < 32; ++i) offsets[i] = all[i];
   return (int64_t)sizeof(hgca_options);
 }
 
@@ -52,6 +54,16 @@ int64_t hgca_test_c_layer_stats_layout(int64_t* offsets, int32_t capacity) {
                            OFFSET(s, overflow_predicted_gpu_seconds)};
   for (int32_t i = 0; i < capacity && i < 13; ++i) offsets[i] = all[i];
   return (int64_t)sizeof(hgca_layer_stats);
+}
+
+int64_t hgca_test_c_store_memory_stats_layout(int64_t* offsets, int32_t capacity) {
+  hgca_store_memory_stats s;
+  const int64_t all[10] = {OFFSET(s, node),          OFFSET(s, chunks),          OFFSET(s, registered_chunks),
+                           OFFSET(s, bound_chunks),  OFFSET(s, reserved_bytes),  OFFSET(s, used_bytes),
+                           OFFSET(s, sync_growths),  OFFSET(s, background_growths), OFFSET(s, released_chunks),
+                           OFFSET(s, registration_failures)};
+  for (int32_t i = 0; i < capacity && i < 10; ++i) offsets[i] = all[i];
+  return (int64_t)sizeof(hgca_store_memory_stats);
 }
 
 /* ---- the smoke run ---- */
@@ -164,6 +176,7 @@ int hgca_test_c_smoke(void) {
   CHECK(o.n_layers == 0 && o.window_blocks == 16 && o.block_tokens == 64);
   CHECK(o.dtype == HGCA_BFLOAT16 && o.backend == HGCA_BACKEND_AUTO && o.deterministic == 0);
   CHECK(o.alpha == 0.1f && o.beta == 1.0f && o.min_keep == 4 && o.heads_per_task == 1);
+  CHECK(o.store_chunk_bytes == ((int64_t)32 << 20) && o.store_limit_bytes == 0);
 
   hgca_runtime* rt = 0;
   CHECK(hgca_create(&o, &rt) == HGCA_INVALID_ARGUMENT); /* no model shape yet */
@@ -234,6 +247,16 @@ int hgca_test_c_smoke(void) {
   int32_t node = -1;
   CHECK(hgca_sequence_node(rt, 7, &node) == HGCA_OK);
   CHECK(node >= 0 && node < cpu.numa_nodes && nodes[node].threads > 0);
+
+  hgca_store_memory_stats memory[4];
+  int32_t memory_nodes = 0;
+  CHECK(hgca_get_store_memory_stats(rt, memory, 4, &memory_nodes) == HGCA_OK);
+  CHECK(memory_nodes >= 1 && memory[0].node == 0);
+  CHECK(memory[0].chunks >= 1 && memory[0].used_bytes > 0 && memory[0].used_bytes <= memory[0].reserved_bytes);
+  memory_nodes = 0;
+  CHECK(hgca_get_store_memory_stats(rt, 0, 0, &memory_nodes) == HGCA_OK && memory_nodes >= 1);
+  CHECK(hgca_get_store_memory_stats(rt, 0, 1, &memory_nodes) == HGCA_INVALID_ARGUMENT);
+  CHECK(contains(hgca_last_error(), "capacity = 1"));
 
   /* Errors from C. */
   const uint64_t unknown[1] = {42};

@@ -12,6 +12,7 @@
 #include "kvmgr/selection.hpp"
 #include "kvmgr/store.hpp"
 #include "reference/reference.hpp"
+#include "store_memory_fixture.hpp"
 
 namespace hgca {
 namespace {
@@ -56,7 +57,7 @@ float first_k(const std::byte* row) {
 class HandCase : public ::testing::TestWithParam<int> {};
 
 kvmgr::SequenceKv run_hand_case(const kvmgr::SelectionParams& sel) {
-  kvmgr::SequenceKv kv(4, 2, 2, kD, sizeof(float));
+  kvmgr::SequenceKv kv(4, 2, 2, kD, sizeof(float), test::store_memory(), 0);
   commit(kv, 0, 4, {{.4f, .1f, .3f, .2f}, {.1f, .1f, .1f, .7f}}, 0.5f, sel);
   EXPECT_EQ(kv.store_size(), 0);
   EXPECT_EQ(kv.evict_count(2), 2);
@@ -98,17 +99,17 @@ TEST(Selection, HandCaseMawEvictionAndThreshold) {
   }
   // The store holds tokens 0 and 1 per head; the context cache holds S's K/V contiguously.
   EXPECT_EQ(first_k(kv.store_k(1, 1)), 110.0f);
-  ASSERT_EQ(h0.context_k.size(), 2 * kD * sizeof(float));
-  EXPECT_EQ(first_k(h0.context_k.data()), 0.0f);
-  EXPECT_EQ(first_k(h0.context_k.data() + kD * sizeof(float)), 100.0f);
-  EXPECT_EQ(first_k(h0.context_v.data() + kD * sizeof(float)), -100.0f);
+  ASSERT_EQ(h0.context_cache.rows(), 2);
+  EXPECT_EQ(first_k(h0.context_cache.k()), 0.0f);
+  EXPECT_EQ(first_k(h0.context_cache.k() + kD * sizeof(float)), 100.0f);
+  EXPECT_EQ(first_k(h0.context_cache.v() + kD * sizeof(float)), -100.0f);
 }
 
 TEST(Selection, MinKeepTakesTheHighestMaw) {
   const auto kv = run_hand_case({1.0f, 1, 1});
   EXPECT_THAT(kv.store(0).context.indices, ElementsAre(0u, 1u));  // already ≥ 1
   EXPECT_THAT(kv.store(1).context.indices, ElementsAre(1u));      // 0.15 > 0.05
-  EXPECT_EQ(first_k(kv.store(1).context_k.data()), 110.0f);
+  EXPECT_EQ(first_k(kv.store(1).context_cache.k()), 110.0f);
 }
 
 TEST(Selection, MergedHeadsArePaddedToEqualLength) {
@@ -160,7 +161,7 @@ TEST(Selection, ReevaluationReselectsFromTheAppendedQueriesWeights) {
   // 8 store entries with random K, then 3 appended query rows over 2 KV heads × group 2.
   std::mt19937_64 rng(5);
   const int32_t hkv = 2, hq = 4;
-  kvmgr::SequenceKv kv(4, 2, hkv, kD, sizeof(float));
+  kvmgr::SequenceKv kv(4, 2, hkv, kD, sizeof(float), test::store_memory(), 0);
   const kvmgr::SelectionParams sel{1.0f, 0, 1};
   std::vector<double> k_all;
   for (int call = 0; call < 6; ++call) {

@@ -56,6 +56,8 @@ typedef struct hgca_options {
   int32_t threads_per_node, kv_split_tokens, max_packed_heads;
   hgca_isa isa;
   hgca_numa_placement numa_placement;
+  /* DRAM store memory */
+  int64_t store_chunk_bytes, store_limit_bytes;
   /* the overflow policy (CUDA backend; rates in GB/s, 0: the default) */
   hgca_overflow overflow;
   double overflow_margin;
@@ -88,6 +90,13 @@ typedef struct hgca_cpu_stats {
   int32_t numa_nodes; /* entries of the per-node array */
 } hgca_cpu_stats;
 
+/* Mirrors hgca::StoreMemoryStats: the DRAM store's memory on one NUMA node. */
+typedef struct hgca_store_memory_stats {
+  int32_t node;
+  int64_t chunks, registered_chunks, bound_chunks, reserved_bytes, used_bytes, sync_growths,
+      background_growths, released_chunks, registration_failures;
+} hgca_store_memory_stats;
+
 typedef struct hgca_runtime hgca_runtime;
 
 void hgca_options_default(hgca_options* options);
@@ -95,8 +104,8 @@ const char* hgca_status_string(hgca_status status);
 const char* hgca_last_error(void);
 
 /* Loads the tuned fields (threads, threads_per_node, kv_split_tokens, max_packed_heads, isa,
- * numa_placement, overflow, overflow_margin, overflow_*_gbps) from a JSON file as hgca-tune writes it into *inout; other fields keep their
- * values, and on failure *inout is unchanged (see hgca::load_options_json). hgca_create also applies
+ * numa_placement, overflow, overflow_margin, overflow_*_gbps) from a JSON file as hgca-tune writes
+ * it into *inout; other fields keep their values, and on failure *inout is unchanged (see hgca::load_options_json). hgca_create also applies
  * the file named by the environment variable HGCA_CONFIG over the options it is given. */
 hgca_status hgca_load_options_json(const char* path, hgca_options* inout);
 
@@ -119,6 +128,10 @@ hgca_status hgca_end_step(hgca_runtime* runtime);
 /* context_tokens may be NULL; otherwise it must hold n_kv_heads entries. */
 hgca_status hgca_get_layer_stats(const hgca_runtime* runtime, int32_t layer, hgca_layer_stats* out,
                              int64_t* context_tokens, int32_t context_tokens_capacity);
+/* One entry per NUMA node into out[0, capacity), and the number of nodes into *count (out may be
+ * NULL with capacity 0, to ask for the count). */
+hgca_status hgca_get_store_memory_stats(const hgca_runtime* runtime, hgca_store_memory_stats* out,
+                                        int32_t capacity, int32_t* count);
 hgca_status hgca_sequence_length(const hgca_runtime* runtime, uint64_t seq_id, int64_t* out);
 /* nodes may be NULL (out->numa_nodes then says how many there are); otherwise it must hold
  * out->numa_nodes entries, nodes_capacity saying how many it holds. */

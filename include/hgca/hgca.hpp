@@ -124,6 +124,15 @@ struct Options {
   CpuIsa isa = CpuIsa::kAuto;    ///< the CPU kernels' instruction-set path
   NumaPlacement numa_placement = NumaPlacement::kAuto;  ///< sequences → NUMA nodes
 
+  // --- DRAM store memory ---
+  /// The store's memory is taken from the OS per NUMA node in chunks of this many bytes (bound to
+  /// the node; on the CUDA backend pinned and registered with the GPU, one registration per chunk)
+  /// and kept ahead of need by a background thread. A multiple of 4096, at least 64 KiB.
+  int64_t store_chunk_bytes = int64_t{32} << 20;
+  /// At most this many bytes of store memory over all nodes; 0: no limit. A call that needs more
+  /// fails with kOutOfMemory and loses no KV entry.
+  int64_t store_limit_bytes = 0;
+
   // --- the overflow policy (CUDA backend; the host backend ignores these) ---
   OverflowMode overflow = OverflowMode::kAuto;
   /// kAuto moves items only when the predicted critical path drops by at least this fraction, in [0, 1).
@@ -217,6 +226,20 @@ struct CpuStats {
   std::vector<NumaNodeStats> nodes;  ///< every NUMA node, in hwloc's logical order
 };
 
+/// The DRAM store's memory on one NUMA node (Options::store_chunk_bytes).
+struct StoreMemoryStats {
+  int32_t node = 0;
+  int64_t chunks = 0;                 ///< chunks held, spare ones included
+  int64_t registered_chunks = 0;      ///< of which registered with the GPU (CUDA backend)
+  int64_t bound_chunks = 0;           ///< of which bound to the node by hwloc
+  int64_t reserved_bytes = 0;         ///< bytes of the chunks held
+  int64_t used_bytes = 0;             ///< bytes handed out to store blocks and context caches
+  int64_t sync_growths = 0;           ///< chunks an allocation took from the OS itself (none was spare)
+  int64_t background_growths = 0;     ///< chunks added ahead of need by the background thread
+  int64_t released_chunks = 0;        ///< chunks given back to the OS
+  int64_t registration_failures = 0;  ///< chunks the GPU refused to register (the node then grows no more)
+};
+
 class Runtime {
  public:
   /// Validates `options` and builds a runtime.
@@ -258,6 +281,9 @@ class Runtime {
 
   /// Statistics of `layer` over the live sequences (reflects published re-evaluations).
   virtual Status layer_stats(int32_t layer, LayerStats* out) const = 0;
+
+  /// The DRAM store's memory, one entry per NUMA node.
+  virtual Status store_memory_stats(std::vector<StoreMemoryStats>* out) const = 0;
 
   /// Tokens of `id`'s history (the same for every layer at a step boundary).
   virtual Status sequence_length(SeqId id, int64_t* out) const = 0;

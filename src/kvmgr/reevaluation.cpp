@@ -16,6 +16,7 @@ std::shared_ptr<Reevaluation> snapshot_for_reevaluation(const DramStore& store, 
   auto job = std::make_shared<Reevaluation>();
   for (int32_t h = 0; h < store.n_kv_heads(); ++h) job->blocks.push_back(store.store(h).blocks);
   job->store_size = store.size();
+  job->block_tokens = store.block_tokens();
   const std::size_t bytes =
       static_cast<std::size_t>(n_rows) * n_q_heads * head_dim * dtype_size(dtype);
   job->q.assign(q, q + bytes);
@@ -40,10 +41,9 @@ void run_reevaluation(Reevaluation& job) {
       int64_t left = job.store_size;
       for (const auto& block : job.blocks[h]) {
         if (left == 0) break;
-        const auto block_tokens = static_cast<int64_t>(block->k.size() / sizeof(T)) / job.head_dim;
-        const int64_t n = std::min(left, block_tokens);
-        segments.push_back({reinterpret_cast<const T*>(block->k.data()),
-                            reinterpret_cast<const T*>(block->v.data()), n, job.head_dim});
+        const int64_t n = std::min<int64_t>(left, job.block_tokens);
+        segments.push_back({reinterpret_cast<const T*>(block->k()), reinterpret_cast<const T*>(block->v()), n,
+                            job.head_dim});
         left -= n;
       }
       job.weights[h].resize(static_cast<std::size_t>(job.store_size));

@@ -17,6 +17,7 @@ struct Reevaluation {
   // Inputs: the store as it was before the append's own eviction, and the appended queries.
   std::vector<StoreBlocks> blocks;  // per KV head
   int64_t store_size = 0;
+  int32_t block_tokens = 0;
   std::vector<std::byte> q;         // [n_rows, Hq, D] in `dtype`
   int32_t n_rows = 0, group = 1, head_dim = 0;
   float sm_scale = 1.0f;

@@ -2,142 +2,274 @@
 #include "kvmgr/store.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cassert>
 #include <cstring>
 
 namespace hgca::kvmgr {
+namespace {
 
-DramStore::DramStore(int32_t block_tokens, int32_t n_kv_heads, int32_t head_dim, std::size_t elem_size)
+std::size_t align_up(std::size_t n) {
+  return (n + StoreMemory::kAlignment - 1) / StoreMemory::kAlignment * StoreMemory::kAlignment;
+}
+
+/// Room for n elements, growing geometrically (reserve alone would grow by exactly what each
+/// append needs, copying the whole list every time).
+template <typename T>
+void grow_capacity(std::vector<T>& v, std::size_t n) {
+  if (v.capacity() < n) v.reserve(std::max(n, 2 * v.capacity()));
+}
+
+}  // namespace
+
+// ---- ContextCache ----
+
+void ContextCache::reserve(StoreMemory& memory, int node, int64_t rows, std::size_t row_bytes) {
+  if (rows <= capacity_) return;
+  // Each half a power of two of at least 2 KiB: spans come in few sizes, and the chunks that serve
+  // them are reused as caches grow.
+  const std::size_t half = std::bit_ceil(std::max<std::size_t>(static_cast<std::size_t>(rows) * row_bytes, 2048));
+  StoreSpan grown = memory.allocate(node, 2 * half);
+  if (rows_ > 0) {
+    std::memcpy(grown.data(), k(), static_cast<std::size_t>(rows_) * row_bytes);
+    std::memcpy(grown.data() + half, v(), static_cast<std::size_t>(rows_) * row_bytes);
+  }
+  span_ = std::move(grown);
+  v_offset_ = half;
+  capacity_ = static_cast<int64_t>(half / row_bytes);
+}
+
+void ContextCache::push_back(const std::byte* k_row, const std::byte* v_row, std::size_t row_bytes) {
+  assert(rows_ < capacity_);
+  std::memcpy(span_.data() + static_cast<std::size_t>(rows_) * row_bytes, k_row, row_bytes);
+  std::memcpy(span_.data() + v_offset_ + static_cast<std::size_t>(rows_) * row_bytes, v_row, row_bytes);
+  ++rows_;
+}
+
+// ---- DramStore ----
+
+DramStore::DramStore(int32_t block_tokens, int32_t n_kv_heads, int32_t head_dim, std::size_t elem_size,
+                     std::shared_ptr<StoreMemory> memory, int node)
     : block_tokens_(block_tokens),
       head_row_bytes_(static_cast<std::size_t>(head_dim) * elem_size),
+      block_v_offset_(align_up(block_tokens * head_row_bytes_)),
+      memory_(std::move(memory)),
+      node_(node),
       stores_(static_cast<std::size_t>(n_kv_heads)) {}
 
 const std::byte* DramStore::k(int32_t h, int64_t j) const {
   const auto& blocks = stores_[h].blocks;
-  return blocks[j / block_tokens_]->k.data() + (j % block_tokens_) * head_row_bytes_;
+  return blocks[j / block_tokens_]->k() + (j % block_tokens_) * head_row_bytes_;
 }
 
 const std::byte* DramStore::v(int32_t h, int64_t j) const {
   const auto& blocks = stores_[h].blocks;
-  return blocks[j / block_tokens_]->v.data() + (j % block_tokens_) * head_row_bytes_;
+  return blocks[j / block_tokens_]->v() + (j % block_tokens_) * head_row_bytes_;
 }
 
-void DramStore::append(const std::byte* k_rows, const std::byte* v_rows, const float* maw,
-                       int64_t count, uint32_t n_ref, const SelectionParams& sel) {
-  if (count == 0) return;
+DramStore::PreparedAppend DramStore::prepare_append(const std::byte* k_rows, const std::byte* v_rows,
+                                                    int64_t count, const SelectionParams& sel) {
+  PreparedAppend p;
+  p.count = count;
+  if (count == 0) return p;
   assert(count % block_tokens_ == 0);
   const int32_t hkv = n_kv_heads();
   const std::size_t token_row_bytes = head_row_bytes_ * hkv;
   const int64_t n_blocks = count / block_tokens_;
+  const int64_t m = size() + count;
 
-  // Allocate everything before touching any state.
-  std::vector<StoreBlocks> fresh(static_cast<std::size_t>(hkv));
+  p.blocks.resize(static_cast<std::size_t>(hkv));
   for (int32_t h = 0; h < hkv; ++h) {
     for (int64_t b = 0; b < n_blocks; ++b) {
       auto block = std::make_shared<StoreBlock>();
-      block->k.resize(block_tokens_ * head_row_bytes_);
-      block->v.resize(block_tokens_ * head_row_bytes_);
+      block->memory = memory_->allocate(node_, 2 * block_v_offset_);
+      block->v_offset = block_v_offset_;
+      std::byte* k = block->memory.data();
+      std::byte* v = k + block_v_offset_;
       for (int64_t t = 0; t < block_tokens_; ++t) {
         const std::size_t src = (b * block_tokens_ + t) * token_row_bytes + h * head_row_bytes_;
-        std::memcpy(block->k.data() + t * head_row_bytes_, k_rows + src, head_row_bytes_);
-        std::memcpy(block->v.data() + t * head_row_bytes_, v_rows + src, head_row_bytes_);
+        std::memcpy(k + t * head_row_bytes_, k_rows + src, head_row_bytes_);
+        std::memcpy(v + t * head_row_bytes_, v_rows + src, head_row_bytes_);
       }
-      fresh[h].push_back(std::move(block));
+      p.blocks[h].push_back(std::move(block));
     }
-    auto& s = stores_[h];
-    s.blocks.reserve(s.blocks.size() + n_blocks);
-    s.maw.reserve(s.maw.size() + count);
-    s.n_ref.reserve(s.n_ref.size() + count);
   }
 
-  const int64_t from = size();
+  // Room for what commit_append adds. S grows by at most the entries admitted (all new ones) or to
+  // min_keep, and padding takes every head of a task to the longest of them.
+  std::vector<int64_t> rows(static_cast<std::size_t>(hkv));
+  for (int32_t h = 0; h < hkv; ++h) {
+    rows[h] = std::min(m, std::max(stores_[h].context.size() + count, std::min<int64_t>(sel.min_keep, m)));
+  }
+  const auto per_task = static_cast<std::size_t>(std::max(sel.heads_per_task, 1));
+  for (std::size_t first = 0; first < rows.size(); first += per_task) {
+    const auto last = rows.begin() + static_cast<std::ptrdiff_t>(std::min(rows.size(), first + per_task));
+    const int64_t longest = *std::max_element(rows.begin() + static_cast<std::ptrdiff_t>(first), last);
+    std::fill(rows.begin() + static_cast<std::ptrdiff_t>(first), last, longest);
+  }
   for (int32_t h = 0; h < hkv; ++h) {
     auto& s = stores_[h];
-    for (auto& block : fresh[h]) s.blocks.push_back(std::move(block));
-    s.maw.insert(s.maw.end(), maw + h * count, maw + (h + 1) * count);
-    s.n_ref.insert(s.n_ref.end(), count, n_ref);
+    grow_capacity(s.blocks, s.blocks.size() + n_blocks);
+    grow_capacity(s.maw, static_cast<std::size_t>(m));
+    grow_capacity(s.n_ref, static_cast<std::size_t>(m));
+    grow_capacity(s.context.member, static_cast<std::size_t>(m));
+    grow_capacity(s.context.indices, static_cast<std::size_t>(rows[h]));
+    s.context_cache.reserve(*memory_, node_, rows[h], head_row_bytes_);
   }
-  select_from(from, sel);
+  return p;
 }
 
-void DramStore::apply_reevaluation(std::span<const std::vector<float>> a,
-                                   const SelectionParams& sel) {
+void DramStore::commit_append(PreparedAppend&& prepared, const float* maw, uint32_t n_ref,
+                              const SelectionParams& sel) {
+  const int64_t count = prepared.count;
+  if (count == 0) return;
+  const int32_t hkv = n_kv_heads();
+  const int64_t from = size();
+  struct Mark {
+    std::size_t blocks, context;
+    int64_t cached;
+  };
+  std::vector<Mark> marks;
+  marks.reserve(static_cast<std::size_t>(hkv));
+  for (const auto& s : stores_) marks.push_back({s.blocks.size(), s.context.indices.size(), s.context_cache.rows()});
+  try {
+    for (int32_t h = 0; h < hkv; ++h) {
+      auto& s = stores_[h];
+      for (auto& block : prepared.blocks[h]) s.blocks.push_back(std::move(block));
+      s.maw.insert(s.maw.end(), maw + h * count, maw + (h + 1) * count);
+      s.n_ref.insert(s.n_ref.end(), count, n_ref);
+    }
+    select_from(stores_, from, sel);
+  } catch (...) {
+    for (int32_t h = 0; h < hkv; ++h) {
+      auto& s = stores_[h];
+      const Mark& mark = marks[h];
+      s.blocks.erase(s.blocks.begin() + static_cast<std::ptrdiff_t>(mark.blocks), s.blocks.end());
+      s.maw.resize(static_cast<std::size_t>(from));
+      s.n_ref.resize(static_cast<std::size_t>(from));
+      for (std::size_t c = mark.context; c < s.context.indices.size(); ++c) s.context.member[s.context.indices[c]] = 0;
+      s.context.indices.resize(mark.context);
+      s.context.member.resize(std::min(s.context.member.size(), static_cast<std::size_t>(from)));
+      s.context_cache.truncate(mark.cached);
+    }
+    throw;
+  }
+}
+
+void DramStore::apply_reevaluation(std::span<const std::vector<float>> a, const SelectionParams& sel) {
+  std::vector<HeadStore> next(stores_.size());
   for (int32_t h = 0; h < n_kv_heads(); ++h) {
-    auto& s = stores_[h];
+    const auto& s = stores_[h];
     const auto m0 = static_cast<uint32_t>(a[h].size());
     assert(m0 <= s.maw.size());
-    std::copy(a[h].begin(), a[h].end(), s.maw.begin());
-    std::fill_n(s.n_ref.begin(), m0, m0);
-    s.context.clear();
-    s.context_k.clear();
-    s.context_v.clear();
+    next[h].maw = s.maw;
+    next[h].n_ref = s.n_ref;
+    std::copy(a[h].begin(), a[h].end(), next[h].maw.begin());
+    std::fill_n(next[h].n_ref.begin(), m0, m0);
   }
-  select_from(0, sel);
+  select_from(next, 0, sel);
+  for (int32_t h = 0; h < n_kv_heads(); ++h) {
+    auto& s = stores_[h];
+    s.maw.swap(next[h].maw);
+    s.n_ref.swap(next[h].n_ref);
+    std::swap(s.context, next[h].context);
+    std::swap(s.context_cache, next[h].context_cache);
+  }
 }
 
-void DramStore::select_from(int64_t from, const SelectionParams& sel) {
-  for (auto& s : stores_) {
+void DramStore::select_from(std::vector<HeadStore>& heads, int64_t from, const SelectionParams& sel) {
+  for (auto& s : heads) {
     admit_passing(s.maw, s.n_ref, sel.beta, from, s.context);
     top_up(s.maw, s.n_ref, sel.min_keep, s.context);
   }
   // Heads merged into one CPU task are padded to the longest context set among them (§3.3).
   if (sel.heads_per_task > 1) {
-    for (std::size_t first = 0; first < stores_.size(); first += sel.heads_per_task) {
-      const std::size_t last = std::min(stores_.size(), first + sel.heads_per_task);
+    for (std::size_t first = 0; first < heads.size(); first += sel.heads_per_task) {
+      const std::size_t last = std::min(heads.size(), first + sel.heads_per_task);
       int64_t target = 0;
-      for (std::size_t h = first; h < last; ++h) target = std::max(target, stores_[h].context.size());
+      for (std::size_t h = first; h < last; ++h) target = std::max(target, heads[h].context.size());
       for (std::size_t h = first; h < last; ++h) {
-        top_up(stores_[h].maw, stores_[h].n_ref, target, stores_[h].context);
+        top_up(heads[h].maw, heads[h].n_ref, target, heads[h].context);
       }
     }
   }
-  for (auto& s : stores_) sync_context_cache(s);
+  for (std::size_t h = 0; h < heads.size(); ++h) sync_context_cache(heads[h], static_cast<int32_t>(h));
 }
 
-void DramStore::sync_context_cache(HeadStore& s) const {
-  const auto cached = static_cast<int64_t>(s.context_k.size() / head_row_bytes_);
-  const auto h = static_cast<int32_t>(&s - stores_.data());
-  s.context_k.resize(s.context.size() * head_row_bytes_);
-  s.context_v.resize(s.context.size() * head_row_bytes_);
-  for (int64_t c = cached; c < s.context.size(); ++c) {
+void DramStore::sync_context_cache(HeadStore& s, int32_t h) {
+  s.context_cache.reserve(*memory_, node_, s.context.size(), head_row_bytes_);
+  for (int64_t c = s.context_cache.rows(); c < s.context.size(); ++c) {
     const uint32_t j = s.context.indices[c];
-    std::memcpy(s.context_k.data() + c * head_row_bytes_, k(h, j), head_row_bytes_);
-    std::memcpy(s.context_v.data() + c * head_row_bytes_, v(h, j), head_row_bytes_);
+    s.context_cache.push_back(k(h, j), v(h, j), head_row_bytes_);
   }
 }
 
 SequenceKv::SequenceKv(int64_t window_tokens, int32_t block_tokens, int32_t n_kv_heads,
-                       int32_t head_dim, std::size_t elem_size)
+                       int32_t head_dim, std::size_t elem_size, std::shared_ptr<StoreMemory> memory,
+                       int node)
     : window_(window_tokens, n_kv_heads, head_dim, elem_size),
-      store_(block_tokens, n_kv_heads, head_dim, elem_size) {}
+      store_(block_tokens, n_kv_heads, head_dim, elem_size, std::move(memory), node) {}
 
-void SequenceKv::commit(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
-                        std::span<const float* const> weights, float alpha,
-                        const SelectionParams& sel) {
+SequenceKv::PreparedCommit SequenceKv::prepare_commit(const std::byte* new_k, const std::byte* new_v,
+                                                      int64_t n_new, std::span<const float* const> weights,
+                                                      float alpha, const SelectionParams& sel) {
+  PreparedCommit c;
+  c.new_k = new_k;
+  c.new_v = new_v;
+  c.n_new = n_new;
+  c.evict = evict_count(n_new);
   const int64_t w = window_.size();
-  const int64_t evict = evict_count(n_new);
   const int32_t hkv = n_kv_heads();
+  const std::size_t token_row_bytes = window_.row_bytes();
 
   // Track: window entries blend their MAW, new entries start at their first observed weight.
   // Computed aside and written back only once the store has taken the evicted entries.
-  std::vector<float> maw_of(static_cast<std::size_t>((w + n_new) * hkv));  // [h][entry]
+  c.maw_of.resize(static_cast<std::size_t>((w + n_new) * hkv));  // [h][entry]
   for (int32_t h = 0; h < hkv; ++h) {
     for (int64_t i = 0; i < w; ++i) {
-      maw_of[h * (w + n_new) + i] = update_maw(window_.maw(h, window_.slot(i)), weights[h][i], alpha);
+      c.maw_of[h * (w + n_new) + i] = update_maw(window_.maw(h, window_.slot(i)), weights[h][i], alpha);
     }
-    for (int64_t i = 0; i < n_new; ++i) maw_of[h * (w + n_new) + w + i] = weights[h][w + i];
-  }
-  std::vector<float> evicted_maw(static_cast<std::size_t>(evict * hkv));  // [h][evicted entry]
-  for (int32_t h = 0; h < hkv; ++h) {
-    std::copy_n(maw_of.begin() + h * (w + n_new), evict, evicted_maw.begin() + h * evict);
+    for (int64_t i = 0; i < n_new; ++i) c.maw_of[h * (w + n_new) + w + i] = weights[h][w + i];
   }
 
-  evict_and_insert(new_k, new_v, n_new, evicted_maw.data(), sel);
+  // Evict: the oldest `evict` entries (window first, then new rows) go to the store with their MAW.
+  if (c.evict > 0) {
+    std::vector<std::byte> k_rows(c.evict * token_row_bytes), v_rows(c.evict * token_row_bytes);
+    c.evicted_maw.resize(static_cast<std::size_t>(c.evict * hkv));
+    for (int64_t i = 0; i < c.evict; ++i) {
+      const bool in_window = i < w;
+      const std::byte* k = in_window ? window_.k(window_.slot(i)) : new_k + (i - w) * token_row_bytes;
+      const std::byte* v = in_window ? window_.v(window_.slot(i)) : new_v + (i - w) * token_row_bytes;
+      std::memcpy(k_rows.data() + i * token_row_bytes, k, token_row_bytes);
+      std::memcpy(v_rows.data() + i * token_row_bytes, v, token_row_bytes);
+      for (int32_t h = 0; h < hkv; ++h) c.evicted_maw[h * c.evict + i] = c.maw_of[h * (w + n_new) + i];
+    }
+    c.append = store_.prepare_append(k_rows.data(), v_rows.data(), c.evict, sel);
+  }
+  return c;
+}
 
-  // The window now holds entries [evict, w + n_new) of window ∪ new rows, oldest first.
+void SequenceKv::apply_commit(PreparedCommit&& c, const SelectionParams& sel) {
+  const int64_t w = window_.size();
+  const int64_t n_new = c.n_new;
+  const int32_t hkv = n_kv_heads();
+  const std::size_t token_row_bytes = window_.row_bytes();
+  if (c.evict > 0) {
+    store_.commit_append(std::move(c.append), c.evicted_maw.data(), static_cast<uint32_t>(w + n_new), sel);
+  }
+
   for (int32_t h = 0; h < hkv; ++h) {
-    for (int64_t i = 0; i < window_.size(); ++i) {
-      window_.maw(h, window_.slot(i)) = maw_of[h * (w + n_new) + evict + i];
+    for (int64_t i = 0; i < w; ++i) window_.maw(h, window_.slot(i)) = c.maw_of[h * (w + n_new) + i];
+  }
+  const int64_t keep_from = std::max<int64_t>(0, c.evict - w);  // first new row that stays
+  window_.pop_front(std::min(c.evict, w));
+  const int64_t first_new_slot = window_.size();
+  window_.push_back(c.new_k + keep_from * token_row_bytes, c.new_v + keep_from * token_row_bytes,
+                    n_new - keep_from);
+  for (int32_t h = 0; h < hkv; ++h) {
+    for (int64_t i = keep_from; i < n_new; ++i) {
+      window_.maw(h, window_.slot(first_new_slot + i - keep_from)) = c.maw_of[h * (w + n_new) + w + i];
     }
   }
 }

@@ -2,6 +2,7 @@
 // that left the window, with its MAW, its context set S and the contiguous context cache of S.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -9,14 +10,20 @@
 #include <vector>
 
 #include "kvmgr/selection.hpp"
+#include "kvmgr/store_memory.hpp"
 #include "kvmgr/window.hpp"
 
 namespace hgca::kvmgr {
 
-/// block_tokens evicted entries of one KV head: K and V [block_tokens, head_dim]. Immutable once
-/// stored, and shared, so an asynchronous re-evaluation reads them while the store grows.
+/// block_tokens evicted entries of one KV head: K then V, [block_tokens, head_dim] each, in one span
+/// of store memory. Immutable once stored, and shared, so an asynchronous re-evaluation reads them
+/// while the store grows; the span goes back to its free list with the last reference.
 struct StoreBlock {
-  std::vector<std::byte> k, v;
+  StoreSpan memory;
+  std::size_t v_offset = 0;
+
+  const std::byte* k() const { return memory.data(); }
+  const std::byte* v() const { return memory.data() + v_offset; }
 };
 using StoreBlocks = std::vector<std::shared_ptr<const StoreBlock>>;
 
@@ -26,13 +33,37 @@ struct SelectionParams {
   int32_t heads_per_task = 1;
 };
 
+/// The context cache of one KV head: S's K rows and V rows, each contiguous [|S|, D], in one span
+/// of store memory (K in its first half, V in its second) that doubles when S outgrows it, so the
+/// CPU reads what it attends to front to back and a device can read it through its host address.
+class ContextCache {
+ public:
+  const std::byte* k() const { return span_.data(); }
+  const std::byte* v() const { return span_ ? span_.data() + v_offset_ : nullptr; }
+  int64_t rows() const { return rows_; }
+  int64_t capacity() const { return capacity_; }
+  const StoreSpan& span() const { return span_; }
+
+  /// Room for `rows` rows of `row_bytes`, the rows held kept. Throws StoreMemoryExhausted, leaving
+  /// the cache as it was.
+  void reserve(StoreMemory& memory, int node, int64_t rows, std::size_t row_bytes);
+  /// Appends one K row and one V row (within capacity()).
+  void push_back(const std::byte* k_row, const std::byte* v_row, std::size_t row_bytes);
+  void truncate(int64_t rows) { rows_ = std::min(rows_, rows); }
+
+ private:
+  StoreSpan span_;
+  std::size_t v_offset_ = 0;
+  int64_t rows_ = 0, capacity_ = 0;
+};
+
 /// Everything evicted for one KV head, in token order.
 struct HeadStore {
   StoreBlocks blocks;
   std::vector<float> maw;         ///< per entry, as it left the window (or as re-evaluated)
   std::vector<uint32_t> n_ref;    ///< per entry: entries its weights were normalized over
   ContextSet context;             ///< S
-  std::vector<std::byte> context_k, context_v;  ///< the context cache: S's K/V, contiguous [|S|, D]
+  ContextCache context_cache;     ///< S's K/V, contiguous
 
   int64_t size() const { return static_cast<int64_t>(maw.size()); }
 };
@@ -46,13 +77,16 @@ inline int64_t evict_count(int64_t size, int64_t capacity, int64_t n_new, int32_
 }
 
 /// Every entry that left the window of one (layer, sequence), per KV head, in token order; the
-/// same for both backends (the CUDA backend's window lives on the GPU, its store here).
+/// same for both backends (the CUDA backend's window lives on the GPU, its store here). Its blocks
+/// and context caches live in `memory` on NUMA node `node`.
 class DramStore {
  public:
-  DramStore(int32_t block_tokens, int32_t n_kv_heads, int32_t head_dim, std::size_t elem_size);
+  DramStore(int32_t block_tokens, int32_t n_kv_heads, int32_t head_dim, std::size_t elem_size,
+            std::shared_ptr<StoreMemory> memory, int node);
 
   int32_t n_kv_heads() const { return static_cast<int32_t>(stores_.size()); }
   int32_t block_tokens() const { return block_tokens_; }
+  int node() const { return node_; }
   const HeadStore& store(int32_t h) const { return stores_[h]; }
   /// Entries in the store (the same for every KV head).
   int64_t size() const { return stores_.front().size(); }
@@ -60,22 +94,40 @@ class DramStore {
   const std::byte* k(int32_t h, int64_t j) const;
   const std::byte* v(int32_t h, int64_t j) const;
 
-  /// Appends `count` (a multiple of block_tokens) evicted entries, token-major K and V rows
-  /// [count, Hkv, D] and their MAW [Hkv, count], all judged against `n_ref`; then selects among
-  /// them. The blocks are allocated before any state changes, so bad_alloc there loses nothing.
+  /// Evicted entries ready to join the store: their blocks, allocated and filled.
+  struct PreparedAppend {
+    std::vector<StoreBlocks> blocks;  // per KV head
+    int64_t count = 0;
+  };
+  /// Everything of an append that can fail, with no visible change: allocates and fills the
+  /// blocks of `count` (a multiple of block_tokens) token-major K and V rows [count, Hkv, D], and
+  /// makes room for them and for what selection may add (lists, context caches).
+  PreparedAppend prepare_append(const std::byte* k_rows, const std::byte* v_rows, int64_t count,
+                                const SelectionParams& sel);
+  /// Appends the prepared entries with their MAW [Hkv, count], all judged against `n_ref`, then
+  /// selects among them. Strong guarantee: on an exception the store is as it was.
+  void commit_append(PreparedAppend&& prepared, const float* maw, uint32_t n_ref, const SelectionParams& sel);
   void append(const std::byte* k_rows, const std::byte* v_rows, const float* maw, int64_t count,
-              uint32_t n_ref, const SelectionParams& sel);
+              uint32_t n_ref, const SelectionParams& sel) {
+    commit_append(prepare_append(k_rows, v_rows, count, sel), maw, n_ref, sel);
+  }
 
   /// Re-evaluation (§3.2.2): store entries [0, a[h].size()) take the appended queries' weights
-  /// over the store as MAW, judged against n_ref = that size; then S is selected anew.
+  /// over the store as MAW, judged against n_ref = that size; then S is selected anew. Built aside
+  /// and swapped in: on an exception the store is as it was.
   void apply_reevaluation(std::span<const std::vector<float>> a, const SelectionParams& sel);
 
  private:
-  void select_from(int64_t from, const SelectionParams& sel);
-  void sync_context_cache(HeadStore& s) const;
+  /// Admission from entry `from`, min_keep and padding over `heads` (stores_ or a copy being built),
+  /// then their context caches follow S, with rows read from stores_' blocks.
+  void select_from(std::vector<HeadStore>& heads, int64_t from, const SelectionParams& sel);
+  void sync_context_cache(HeadStore& s, int32_t h);
 
   int32_t block_tokens_;
   std::size_t head_row_bytes_;  // one KV head's row: head_dim × elem_size
+  std::size_t block_v_offset_;  // V's offset in a block's span
+  std::shared_ptr<StoreMemory> memory_;
+  int node_;
   std::vector<HeadStore> stores_;
 };
 
@@ -83,7 +135,7 @@ class DramStore {
 class SequenceKv {
  public:
   SequenceKv(int64_t window_tokens, int32_t block_tokens, int32_t n_kv_heads, int32_t head_dim,
-             std::size_t elem_size);
+             std::size_t elem_size, std::shared_ptr<StoreMemory> memory, int node);
 
   const WindowRing& window() const { return window_; }
   const DramStore& dram() const { return store_; }
@@ -98,13 +150,34 @@ class SequenceKv {
   /// fewest whole blocks that make room.
   int64_t evict_count(int64_t n_new) const { return kvmgr::evict_count(window_.size(), window_.capacity(), n_new, store_.block_tokens()); }
 
+  /// A commit with everything that can fail done: the MAW tracked aside, the evicted entries'
+  /// blocks allocated and filled, room made in the store. The new rows stay the caller's.
+  struct PreparedCommit {
+    const std::byte* new_k = nullptr;
+    const std::byte* new_v = nullptr;
+    int64_t n_new = 0;
+    int64_t evict = 0;
+    std::vector<float> maw_of;       // [h][window entries, then new entries]
+    std::vector<float> evicted_maw;  // [h][evicted entry]
+    DramStore::PreparedAppend append;
+  };
+
   /// Ends an attention call whose dense part covered window ∪ new rows. `weights[h]` holds, for the
   /// window's entries oldest → newest and then the new rows, the `a` of Algorithm 1 line 8.
   /// Tracks MAW (window entries blend, new entries start at a), evicts the oldest whole blocks to
   /// the store with their MAW and n_ref = window size + n_new, selects among them, then inserts the
-  /// remaining new rows. New rows are token-major [n_new, Hkv, D]. Strong guarantee on bad_alloc.
+  /// remaining new rows. New rows are token-major [n_new, Hkv, D]. Strong guarantee on bad_alloc
+  /// (StoreMemoryExhausted included). In two halves so that a batch prepares every sequence before
+  /// any changes: prepare_commit changes nothing visible, apply_commit fails only where selection's
+  /// own scratch memory does, and then undoes itself.
+  PreparedCommit prepare_commit(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
+                                std::span<const float* const> weights, float alpha,
+                                const SelectionParams& sel);
+  void apply_commit(PreparedCommit&& c, const SelectionParams& sel);
   void commit(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
-              std::span<const float* const> weights, float alpha, const SelectionParams& sel);
+              std::span<const float* const> weights, float alpha, const SelectionParams& sel) {
+    apply_commit(prepare_commit(new_k, new_v, n_new, weights, alpha, sel), sel);
+  }
 
   /// The part of commit() that moves KV, for a window whose MAW is tracked elsewhere (the CUDA
   /// backend keeps its window on the GPU and this one as the host's copy of it, FlashD2H): the

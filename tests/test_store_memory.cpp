@@ -1,0 +1,606 @@
+// Store memory: the chunked, node-bound allocator of the DRAM store (alignment, reuse, threads, the
+// registration hook, background and synchronous growth, exhaustion, NUMA nodes), and the store and
+// runtime on top of it: running out of memory changes nothing and loses no entry.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "cpu/pool.hpp"
+#include "hgca/hgca.hpp"
+#include "kvmgr/store.hpp"
+#include "kvmgr/store_memory.hpp"
+#include "reference/reference.hpp"
+#include "store_memory_fixture.hpp"
+
+namespace hgca {
+namespace {
+
+using kvmgr::StoreMemory;
+using kvmgr::StoreMemoryExhausted;
+using kvmgr::StoreMemoryOptions;
+using kvmgr::StoreSpan;
+using ::testing::HasSubstr;
+
+constexpr std::size_t kChunk = 64 << 10;
+
+StoreMemoryOptions options(int32_t low_water, int32_t high_water = 6, std::size_t limit = 0) {
+  StoreMemoryOptions o;
+  o.chunk_bytes = kChunk;
+  o.low_water_chunks = low_water;
+  o.high_water_chunks = high_water;
+  o.limit_bytes = limit;
+  return o;
+}
+
+/// Every call of a registration hook, and a gate that can hold registrations back.
+struct HookLog {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::vector<std::pair<const void*, std::size_t>> registered, unregistered;
+  bool open = true;
+  int fail_after = -1;  // registrations that succeed before the hook starts failing (-1: never)
+
+  kvmgr::ChunkRegistration hook() {
+    return {[this](void* base, std::size_t bytes) -> Status {
+              std::unique_lock lock(mutex);
+              cv.wait(lock, [&] { return open; });
+              if (fail_after >= 0 && static_cast<int>(registered.size()) >= fail_after) {
+                return {StatusCode::kOutOfMemory, "injected: the device has no room"};
+              }
+              registered.emplace_back(base, bytes);
+              return Status::ok();
+            },
+            [this](void* base, std::size_t bytes) {
+              std::lock_guard lock(mutex);
+              unregistered.emplace_back(base, bytes);
+            }};
+  }
+  void set_open(bool value) {
+    {
+      std::lock_guard lock(mutex);
+      open = value;
+    }
+    cv.notify_all();
+  }
+};
+
+std::set<std::pair<const void*, std::size_t>> chunk_ranges(const StoreMemory& memory) {
+  std::set<std::pair<const void*, std::size_t>> out;
+  for (const auto& c : memory.chunks()) out.emplace(c.base, c.bytes);
+  return out;
+}
+
+TEST(StoreMemory, SpansAreAlignedAndSizedUp) {
+  auto memory = test::store_memory(options(0));
+  std::vector<StoreSpan> spans;
+  for (std::size_t bytes : {std::size_t{1}, std::size_t{255}, std::size_t{256}, std::size_t{257},
+                            std::size_t{1000}, std::size_t{4096}, std::size_t{10000}, kChunk / 2 + 1, 3 * kChunk}) {
+    StoreSpan s = memory->allocate(0, bytes);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(s.data()) % StoreMemory::kAlignment, 0u) << bytes;
+    EXPECT_GE(s.bytes(), bytes);
+    if (bytes <= kChunk / 2) {
+      EXPECT_EQ(s.bytes(), (bytes + 255) / 256 * 256) << bytes;
+    } else {
+      EXPECT_EQ(s.bytes() % 4096, 0u) << bytes;  // a chunk of its own
+      EXPECT_TRUE(chunk_ranges(*memory).contains({s.data(), s.bytes()})) << bytes;
+    }
+    spans.push_back(std::move(s));
+  }
+  // Writable in full, and no two overlap.
+  for (std::size_t i = 0; i < spans.size(); ++i) std::memset(spans[i].data(), static_cast<int>(i + 1), spans[i].bytes());
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const auto* p = spans[i].data();
+    EXPECT_TRUE(std::all_of(p, p + spans[i].bytes(), [&](std::byte b) { return b == std::byte(i + 1); })) << i;
+  }
+  EXPECT_FALSE(spans[0].device_readable());  // no registration hook
+}
+
+TEST(StoreMemory, FreedSlotsAreReusedAndEmptyChunksServeAnySize) {
+  auto memory = test::store_memory(options(0));
+  StoreSpan a = memory->allocate(0, 4096);
+  StoreSpan b = memory->allocate(0, 4096);
+  std::byte* freed = a.data();
+  a.reset();
+  EXPECT_EQ(memory->stats(0).used_bytes, 4096);
+  StoreSpan c = memory->allocate(0, 4096);
+  EXPECT_EQ(c.data(), freed);  // the free list's top
+
+  // With every slot free, the chunk serves another size.
+  const auto* chunk = memory->chunks().at(0).base;
+  b.reset();
+  c.reset();
+  EXPECT_EQ(memory->stats(0).used_bytes, 0);
+  EXPECT_EQ(memory->chunks().at(0).slot_bytes, 0u);  // spare
+  StoreSpan d = memory->allocate(0, 8192);
+  EXPECT_EQ(d.data(), chunk);
+  const StoreMemoryStats st = memory->stats(0);
+  EXPECT_EQ(st.chunks, 1);
+  EXPECT_EQ(st.sync_growths, 1);
+  EXPECT_EQ(st.reserved_bytes, static_cast<int64_t>(kChunk));
+  EXPECT_EQ(st.used_bytes, 8192);
+}
+
+TEST(StoreMemory, ThreadsAllocateAndFreeConcurrently) {
+  auto memory = test::store_memory(options(1, 3));
+  constexpr int kThreads = 4, kIterations = 3000;
+  std::vector<std::thread> threads;
+  std::vector<int> corrupted(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t));
+      const std::size_t sizes[] = {256, 1024, 4096, 20000, kChunk / 2 + 4096};
+      std::vector<std::pair<StoreSpan, uint8_t>> live;
+      for (int i = 0; i < kIterations; ++i) {
+        if (live.size() < 24 && rng() % 3 != 0) {
+          StoreSpan s = memory->allocate(0, sizes[rng() % std::size(sizes)]);
+          const auto tag = static_cast<uint8_t>(t * 50 + i % 50);
+          std::memset(s.data(), tag, s.bytes());
+          live.emplace_back(std::move(s), tag);
+        } else if (!live.empty()) {
+          const std::size_t k = rng() % live.size();
+          const auto& [s, tag] = live[k];
+          corrupted[t] += !std::all_of(s.data(), s.data() + s.bytes(), [&](std::byte b) { return b == std::byte(tag); });
+          live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(corrupted[t], 0) << "thread " << t;
+  memory->wait_idle();
+  const StoreMemoryStats st = memory->stats(0);
+  EXPECT_EQ(st.used_bytes, 0);
+  EXPECT_LE(st.chunks, 3);  // large chunks released, spare ones down to the high-water mark
+  EXPECT_GT(st.released_chunks, 0);
+}
+
+TEST(StoreMemory, RegistrationHookOncePerChunkWithItsRangeAndItsInverseOnRelease) {
+  HookLog log;
+  StoreMemoryOptions o = options(1, 2);
+  o.registration = log.hook();
+  auto memory = test::store_memory(o);
+  std::vector<StoreSpan> spans;
+  for (int i = 0; i < 80; ++i) spans.push_back(memory->allocate(0, 4096));  // 16 per chunk: 5 chunks
+  spans.push_back(memory->allocate(0, 2 * kChunk));                        // and a large one
+  memory->wait_idle();
+  const auto ranges = chunk_ranges(*memory);
+  EXPECT_GE(ranges.size(), 6u);
+  {
+    std::lock_guard lock(log.mutex);
+    EXPECT_EQ(log.registered.size(), ranges.size());  // once each
+    EXPECT_EQ(std::set(log.registered.begin(), log.registered.end()), ranges);
+    EXPECT_TRUE(log.unregistered.empty());
+  }
+  for (const auto& c : memory->chunks()) EXPECT_TRUE(c.registered);
+  EXPECT_TRUE(spans.back().device_readable());
+  const StoreMemoryStats st = memory->stats(0);
+  EXPECT_EQ(st.registered_chunks, st.chunks);
+
+  // Freed: the large chunk and the spare ones above the high-water mark go, each unregistered.
+  spans.clear();
+  memory->wait_idle();
+  EXPECT_EQ(memory->stats(0).chunks, 2);
+  {
+    std::lock_guard lock(log.mutex);
+    EXPECT_EQ(log.unregistered.size(), ranges.size() - 2);
+    for (const auto& r : log.unregistered) EXPECT_TRUE(ranges.contains(r));
+  }
+  memory.reset();  // the rest on destruction
+  std::lock_guard lock(log.mutex);
+  EXPECT_EQ(std::multiset(log.unregistered.begin(), log.unregistered.end()),
+            std::multiset(log.registered.begin(), log.registered.end()));
+}
+
+TEST(StoreMemory, BackgroundGrowthKeepsAheadOfAllocation) {
+  HookLog log;
+  StoreMemoryOptions o = options(1);
+  o.registration = log.hook();
+  auto memory = test::store_memory(o);
+  memory->prepare(0);  // as a sequence joining node 0 does
+  memory->wait_idle();
+  EXPECT_EQ(memory->stats(0).background_growths, 1);
+  EXPECT_EQ(memory->stats(0).used_bytes, 0);
+
+  std::vector<StoreSpan> spans;
+  for (int i = 0; i < 64; ++i) {  // 4 chunks' worth
+    spans.push_back(memory->allocate(0, 4096));
+    EXPECT_TRUE(spans.back().device_readable()) << i;  // registered before it was handed out
+    memory->wait_idle();  // the background thread keeps pace (a step takes far longer than a growth)
+  }
+  const StoreMemoryStats st = memory->stats(0);
+  EXPECT_EQ(st.sync_growths, 0);
+  EXPECT_EQ(st.background_growths, st.chunks);
+  EXPECT_EQ(st.chunks, 5);  // 4 in use and one spare: the low-water mark
+}
+
+TEST(StoreMemory, SynchronousGrowthWhenTheBackgroundIsLate) {
+  HookLog log;
+  log.open = false;  // registrations wait: the background growth is stuck
+  StoreMemoryOptions o = options(1);
+  o.registration = log.hook();
+  auto memory = test::store_memory(o);
+  memory->prepare(0);
+  StoreSpan s = memory->allocate(0, 4096);  // does not wait for the background thread
+  EXPECT_FALSE(s.device_readable());        // its chunk's registration follows on that thread
+  EXPECT_EQ(memory->stats(0).sync_growths, 1);
+  std::memset(s.data(), 1, s.bytes());  // the CPU uses it meanwhile
+  log.set_open(true);
+  memory->wait_idle();
+  EXPECT_TRUE(s.device_readable());
+  const StoreMemoryStats st = memory->stats(0);
+  EXPECT_EQ(st.chunks, 2);
+  EXPECT_EQ(st.registered_chunks, 2);
+  EXPECT_EQ(st.background_growths, 1);
+}
+
+TEST(StoreMemory, ByteLimitIsExhaustionThatChangesNothing) {
+  auto memory = test::store_memory(options(0, 6, 2 * kChunk));
+  std::vector<StoreSpan> spans;
+  try {
+    for (int i = 0; i < 100; ++i) spans.push_back(memory->allocate(0, 4096));
+    FAIL() << "the limit was not enforced";
+  } catch (const StoreMemoryExhausted& e) {
+    EXPECT_THAT(e.what(), HasSubstr("store_limit_bytes = 131072"));
+  }
+  EXPECT_EQ(spans.size(), 32u);  // two chunks of 16
+  const StoreMemoryStats before = memory->stats(0);
+  EXPECT_THROW(memory->allocate(0, 4096), std::bad_alloc);
+  EXPECT_THROW(memory->allocate(0, kChunk), std::bad_alloc);  // a large one too
+  const StoreMemoryStats after = memory->stats(0);
+  EXPECT_EQ(after.used_bytes, before.used_bytes);
+  EXPECT_EQ(after.reserved_bytes, before.reserved_bytes);
+  EXPECT_EQ(after.chunks, before.chunks);
+  spans.pop_back();
+  EXPECT_TRUE(memory->allocate(0, 4096));  // a freed slot serves again
+}
+
+TEST(StoreMemory, FailedRegistrationIsExhaustion) {
+  {
+    // In the background: the chunk is dropped, and the allocation that needs one says why.
+    HookLog log;
+    log.fail_after = 0;
+    StoreMemoryOptions o = options(1);
+    o.registration = log.hook();
+    auto memory = test::store_memory(o);
+    memory->prepare(0);
+    memory->wait_idle();
+    EXPECT_EQ(memory->stats(0).registration_failures, 1);
+    EXPECT_EQ(memory->stats(0).chunks, 0);
+    try {
+      memory->allocate(0, 4096);
+      FAIL() << "expected exhaustion";
+    } catch (const StoreMemoryExhausted& e) {
+      EXPECT_THAT(e.what(), HasSubstr("injected: the device has no room"));
+    }
+  }
+  {
+    // Of a chunk grown synchronously and already in use: it stays host memory; no more growth.
+    HookLog log;
+    log.fail_after = 0;
+    StoreMemoryOptions o = options(0);
+    o.registration = log.hook();
+    auto memory = test::store_memory(o);
+    StoreSpan s = memory->allocate(0, 4096);
+    memory->wait_idle();
+    EXPECT_FALSE(s.device_readable());
+    std::memset(s.data(), 7, s.bytes());
+    EXPECT_EQ(memory->stats(0).registration_failures, 1);
+    std::vector<StoreSpan> rest;
+    for (int i = 0; i < 15; ++i) rest.push_back(memory->allocate(0, 4096));  // the chunk's other slots
+    EXPECT_THROW(memory->allocate(0, 4096), StoreMemoryExhausted);
+  }
+}
+
+TEST(StoreMemory, ChunksAreBoundToTheirNode) {
+  const auto machine = test::machine_topology();
+  auto memory = test::store_memory(options(0), machine);
+  StoreSpan s = memory->allocate(0, 4096);
+  const auto chunks = memory->chunks();
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_EQ(chunks[0].node, 0);
+  if (machine->memory_binding_supported()) {
+    EXPECT_TRUE(chunks[0].bound);
+    EXPECT_EQ(cpu::node_of_memory(*machine, chunks[0].base, chunks[0].bytes), 0);  // hwloc_get_area_membind
+    EXPECT_EQ(memory->stats(0).bound_chunks, 1);
+  } else {
+    GTEST_LOG_(INFO) << "memory binding unsupported here: binding not checked";
+  }
+
+  // Two nodes (a synthetic machine, not this one: recorded, not bound).
+  std::shared_ptr<const cpu::Topology> two;
+  ASSERT_TRUE(cpu::Topology::from_synthetic("pack:2 numa:1 core:2 pu:1", &two).is_ok());
+  auto numa = test::store_memory(options(0), two);
+  ASSERT_EQ(numa->node_count(), 2);
+  StoreSpan on1 = numa->allocate(1, 4096), large1 = numa->allocate(1, kChunk), on0 = numa->allocate(0, 512);
+  for (const auto& c : numa->chunks()) {
+    const bool holds_node1_span = c.base == large1.data() || (c.base <= on1.data() && on1.data() < c.base + c.bytes);
+    EXPECT_EQ(c.node, holds_node1_span ? 1 : 0);
+    EXPECT_FALSE(c.bound);
+  }
+  EXPECT_EQ(numa->stats(1).chunks, 2);
+  EXPECT_EQ(numa->stats(1).used_bytes, static_cast<int64_t>(4096 + kChunk));
+  EXPECT_EQ(numa->stats(0).chunks, 1);
+  EXPECT_EQ(numa->stats(0).used_bytes, 512);
+  try {
+    numa->allocate(2, 4096);
+    FAIL() << "node 2 accepted";
+  } catch (const std::out_of_range& e) {
+    EXPECT_THAT(e.what(), HasSubstr("node = 2, expected in [0, 2)"));
+  }
+}
+
+TEST(StoreMemory, OptionsAreChecked) {
+  std::shared_ptr<StoreMemory> memory;
+  StoreMemoryOptions o;
+  o.chunk_bytes = 100000;
+  Status s = StoreMemory::create(test::machine_topology(), o, &memory);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("store_chunk_bytes = 100000"));
+  o = options(3, 3);
+  s = StoreMemory::create(test::machine_topology(), o, &memory);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("high_water_chunks = 3"));
+  EXPECT_FALSE(memory);
+}
+
+// ---- the store on top ----
+
+constexpr int32_t kHkv = 2;
+
+/// Everything observable of a SequenceKv: window rows and MAW, every store row, MAW, n_ref, S and
+/// the context caches' rows.
+struct KvState {
+  std::vector<std::vector<std::byte>> window, store, cache;
+  std::vector<std::vector<float>> window_maw, maw;
+  std::vector<std::vector<uint32_t>> n_ref, context;
+  bool operator==(const KvState&) const = default;
+};
+
+KvState state_of(const kvmgr::SequenceKv& kv, std::size_t head_bytes) {
+  KvState st;
+  const auto& w = kv.window();
+  for (int64_t i = 0; i < w.size(); ++i) {
+    st.window.emplace_back(w.k(w.slot(i)), w.k(w.slot(i)) + w.row_bytes());
+    st.window.emplace_back(w.v(w.slot(i)), w.v(w.slot(i)) + w.row_bytes());
+  }
+  for (int32_t h = 0; h < kv.n_kv_heads(); ++h) {
+    std::vector<float> wm;
+    for (int64_t i = 0; i < w.size(); ++i) wm.push_back(w.maw(h, w.slot(i)));
+    st.window_maw.push_back(wm);
+    const auto& s = kv.store(h);
+    for (int64_t j = 0; j < kv.store_size(); ++j) {
+      st.store.emplace_back(kv.store_k(h, j), kv.store_k(h, j) + head_bytes);
+      st.store.emplace_back(kv.store_v(h, j), kv.store_v(h, j) + head_bytes);
+    }
+    st.maw.push_back(s.maw);
+    st.n_ref.push_back(s.n_ref);
+    st.context.push_back(s.context.indices);
+    const auto rows = static_cast<std::size_t>(s.context_cache.rows());
+    st.cache.emplace_back(s.context_cache.k(), s.context_cache.k() + rows * head_bytes);
+    st.cache.emplace_back(s.context_cache.v(), s.context_cache.v() + rows * head_bytes);
+  }
+  return st;
+}
+
+/// Commits random tokens into a SequenceKv until its store memory runs out; every failed commit
+/// must leave it as it was, and the store ∪ window must hold every token committed.
+void run_until_exhausted(int32_t head_dim, int32_t block_tokens, const kvmgr::SelectionParams& sel,
+                         StoreMemoryOptions o, HookLog* log = nullptr) {
+  SCOPED_TRACE(::testing::Message() << "head_dim " << head_dim << ", block_tokens " << block_tokens << ", beta "
+                                    << sel.beta << ", limit " << o.limit_bytes);
+  if (log) o.registration = log->hook();
+  auto memory = test::store_memory(o);
+  const std::size_t head_bytes = head_dim * sizeof(float);
+  kvmgr::SequenceKv kv(2 * block_tokens, block_tokens, kHkv, head_dim, sizeof(float), memory, 0);
+  std::mt19937_64 rng(static_cast<uint64_t>(head_dim * 131 + block_tokens));
+  std::vector<float> history;  // token-major K rows [t, Hkv, D] of everything committed
+  int failures = 0;
+  for (int call = 0; call < 400 && failures < 3; ++call) {
+    const int64_t n = 1 + static_cast<int64_t>(rng() % (3 * block_tokens));
+    const auto k = ref::normal(rng, n * kHkv * head_dim);
+    const std::vector<float> kf(k.begin(), k.end());
+    std::vector<float> vf(kf.size());
+    std::transform(kf.begin(), kf.end(), vf.begin(), [](float x) { return -x; });
+    std::vector<std::vector<float>> w(kHkv);
+    for (auto& wh : w) {
+      for (int64_t i = 0; i < kv.window().size() + n; ++i) wh.push_back(static_cast<float>(rng() % 1000) / 1000.0f);
+    }
+    std::vector<const float*> wp{w[0].data(), w[1].data()};
+    const KvState before = state_of(kv, head_bytes);
+    try {
+      kv.commit(reinterpret_cast<const std::byte*>(kf.data()), reinterpret_cast<const std::byte*>(vf.data()), n, wp,
+                0.5f, sel);
+      history.insert(history.end(), kf.begin(), kf.end());
+    } catch (const std::bad_alloc& e) {
+      ++failures;
+      EXPECT_TRUE(state_of(kv, head_bytes) == before) << "call " << call << " changed the sequence: " << e.what();
+    }
+    memory->wait_idle();
+  }
+  EXPECT_GT(failures, 0) << "the memory never ran out";
+  // Nothing lost: store then window, in token order, is the history.
+  const auto tokens = static_cast<int64_t>(history.size()) / (kHkv * head_dim);
+  ASSERT_EQ(kv.store_size() + kv.window().size(), tokens);
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int32_t h = 0; h < kHkv; ++h) {
+      const float* expect = history.data() + (t * kHkv + h) * head_dim;
+      const std::byte* got = t < kv.store_size() ? kv.store_k(h, t)
+                                                 : kv.window().k(kv.window().slot(t - kv.store_size())) + h * head_bytes;
+      ASSERT_EQ(std::memcmp(got, expect, head_bytes), 0) << "token " << t << " head " << h;
+    }
+  }
+}
+
+TEST(StoreOutOfMemory, CommitLeavesTheSequenceAsItWasAndLosesNothing) {
+  const kvmgr::SelectionParams all{0.0f, 0, 1}, some{1.0f, 2, 2};
+  // Small rows: the context caches' spans run out first; large rows: the blocks.
+  for (std::size_t limit_chunks : {3, 4, 6}) {
+    run_until_exhausted(8, 4, all, options(1, 6, limit_chunks * kChunk));
+    run_until_exhausted(64, 16, some, options(0, 6, limit_chunks * kChunk));
+  }
+  // A device that stops registering chunks.
+  HookLog log;
+  log.fail_after = 3;
+  run_until_exhausted(64, 16, all, options(1), &log);
+}
+
+TEST(StoreOutOfMemory, ReevaluationLeavesTheStoreAsItWas) {
+  auto memory = test::store_memory(options(0, 6, 3 * kChunk));
+  constexpr int32_t kD = 8;
+  kvmgr::SequenceKv kv(8, 4, kHkv, kD, sizeof(float), memory, 0);
+  const kvmgr::SelectionParams all{0.0f, 0, 1};
+  std::mt19937_64 rng(3);
+  for (int call = 0; call < 10; ++call) {
+    const auto k = ref::normal(rng, 4 * kHkv * kD);
+    const std::vector<float> kf(k.begin(), k.end());
+    std::vector<std::vector<float>> w(kHkv, std::vector<float>(kv.window().size() + 4, 0.1f));
+    std::vector<const float*> wp{w[0].data(), w[1].data()};
+    kv.commit(reinterpret_cast<const std::byte*>(kf.data()), reinterpret_cast<const std::byte*>(kf.data()), 4, wp,
+              0.5f, all);
+  }
+  ASSERT_EQ(kv.store_size(), 32);
+  // Take every byte the limit leaves, then re-select: the new context caches cannot be had.
+  std::vector<StoreSpan> filler;
+  for (std::size_t bytes = kChunk / 2; bytes >= StoreMemory::kAlignment; bytes /= 2) {
+    try {
+      for (;;) filler.push_back(memory->allocate(0, bytes));
+    } catch (const StoreMemoryExhausted&) {
+    }
+  }
+  const KvState before = state_of(kv, kD * sizeof(float));
+  std::vector<std::vector<float>> a(kHkv, std::vector<float>(32, 0.5f));
+  EXPECT_THROW(kv.apply_reevaluation(a, {1.0f, 1, 1}), StoreMemoryExhausted);
+  EXPECT_TRUE(state_of(kv, kD * sizeof(float)) == before);
+  filler.clear();
+  kv.apply_reevaluation(a, {1.0f, 1, 1});  // with memory, it applies
+  EXPECT_EQ(kv.store(0).n_ref[0], 32u);
+}
+
+// ---- through the runtime ----
+
+Options runtime_options() {
+  Options o;
+  o.n_layers = 2;
+  o.n_q_heads = 4;
+  o.n_kv_heads = kHkv;
+  o.head_dim = 32;
+  o.dtype = DType::kFloat32;
+  o.window_blocks = 2;
+  o.block_tokens = 4;
+  o.beta = 0.0f;  // everything selected: the context caches grow with the store
+  o.backend = Backend::kHost;
+  o.threads = 2;
+  o.deterministic = true;
+  o.store_chunk_bytes = 64 << 10;
+  return o;
+}
+
+TEST(RuntimeStoreMemory, StatsFollowTheStoreAndNothingLeaks) {
+  const Options o = runtime_options();
+  std::unique_ptr<Runtime> rt;
+  ASSERT_TRUE(Runtime::create(o, &rt).is_ok());
+  std::mt19937_64 rng(9);
+  const std::vector<SeqId> ids{1, 2};
+  for (SeqId id : ids) ASSERT_TRUE(rt->add_sequence(id).is_ok());
+  for (int step = 0; step < 6; ++step) {
+    const std::vector<int32_t> n{9, 5};
+    ASSERT_TRUE(rt->begin_step(ids, n).is_ok());
+    const auto q = ref::encode(ref::normal(rng, 14 * 4 * 32), o.dtype), k = ref::encode(ref::normal(rng, 14 * 2 * 32), o.dtype);
+    std::vector<std::byte> out(14 * 4 * 32 * sizeof(float));
+    for (int32_t l = 0; l < o.n_layers; ++l) {
+      const Status s = rt->attention(l, {q.data(), o.dtype, {14, 4, 32}}, {k.data(), o.dtype, {14, 2, 32}},
+                                     {k.data(), o.dtype, {14, 2, 32}}, {out.data(), o.dtype, {14, 4, 32}});
+      ASSERT_TRUE(s.is_ok()) << s.message();
+    }
+    ASSERT_TRUE(rt->end_step().is_ok());
+  }
+  std::vector<StoreMemoryStats> st;
+  ASSERT_TRUE(rt->store_memory_stats(&st).is_ok());
+  ASSERT_GE(st.size(), 1u);
+  EXPECT_EQ(st[0].node, 0);
+  EXPECT_GT(st[0].chunks, 0);
+  EXPECT_EQ(st[0].registered_chunks, 0);  // the host backend registers nothing
+  LayerStats layer;
+  ASSERT_TRUE(rt->layer_stats(0, &layer).is_ok());
+  const int64_t kv_bytes = layer.store_tokens * o.n_layers * o.n_kv_heads * 2 * o.head_dim * 4;
+  EXPECT_GE(st[0].used_bytes, 2 * kv_bytes);  // the blocks, and context caches holding every entry (beta = 0)
+  EXPECT_LE(st[0].used_bytes, st[0].reserved_bytes);
+  EXPECT_THAT(rt->store_memory_stats(nullptr).message(), HasSubstr("out is null"));
+
+  for (SeqId id : ids) ASSERT_TRUE(rt->release_sequence(id).is_ok());
+  ASSERT_TRUE(rt->synchronize().is_ok());
+  ASSERT_TRUE(rt->store_memory_stats(&st).is_ok());
+  EXPECT_EQ(st[0].used_bytes, 0);
+}
+
+TEST(RuntimeStoreMemory, LimitIsOutOfMemoryAndTheLayerStaysAsItWas) {
+  Options o = runtime_options();
+  o.store_limit_bytes = 4 * o.store_chunk_bytes;
+  std::unique_ptr<Runtime> rt;
+  ASSERT_TRUE(Runtime::create(o, &rt).is_ok());
+  std::mt19937_64 rng(4);
+  const std::vector<SeqId> ids{1, 2};
+  for (SeqId id : ids) ASSERT_TRUE(rt->add_sequence(id).is_ok());
+  bool failed = false;
+  for (int step = 0; step < 200 && !failed; ++step) {
+    const std::vector<int32_t> n{8, 3};
+    ASSERT_TRUE(rt->begin_step(ids, n).is_ok());
+    const auto q = ref::encode(ref::normal(rng, 11 * 4 * 32), o.dtype), k = ref::encode(ref::normal(rng, 11 * 2 * 32), o.dtype);
+    std::vector<std::byte> out(11 * 4 * 32 * sizeof(float));
+    for (int32_t l = 0; l < o.n_layers; ++l) {
+      LayerStats before, after;
+      ASSERT_TRUE(rt->layer_stats(l, &before).is_ok());
+      const Status s = rt->attention(l, {q.data(), o.dtype, {11, 4, 32}}, {k.data(), o.dtype, {11, 2, 32}},
+                                     {k.data(), o.dtype, {11, 2, 32}}, {out.data(), o.dtype, {11, 4, 32}});
+      if (s.is_ok()) continue;
+      failed = true;
+      EXPECT_EQ(s.code(), StatusCode::kOutOfMemory) << s.message();
+      EXPECT_THAT(s.message(), HasSubstr("store_limit_bytes = 262144"));
+      ASSERT_TRUE(rt->layer_stats(l, &after).is_ok());
+      EXPECT_EQ(after.window_tokens, before.window_tokens);
+      EXPECT_EQ(after.store_tokens, before.store_tokens);
+      EXPECT_EQ(after.context_tokens, before.context_tokens);
+      // The call can be made again: it fails the same way, nothing half-applied in between.
+      const Status again = rt->attention(l, {q.data(), o.dtype, {11, 4, 32}}, {k.data(), o.dtype, {11, 2, 32}},
+                                         {k.data(), o.dtype, {11, 2, 32}}, {out.data(), o.dtype, {11, 4, 32}});
+      EXPECT_EQ(again.code(), StatusCode::kOutOfMemory);
+      ASSERT_TRUE(rt->layer_stats(l, &after).is_ok());
+      EXPECT_EQ(after.store_tokens, before.store_tokens);
+      break;
+    }
+    if (!failed) {
+      ASSERT_TRUE(rt->end_step().is_ok());
+    }
+  }
+  EXPECT_TRUE(failed) << "the limit was never reached";
+  std::vector<StoreMemoryStats> st;
+  ASSERT_TRUE(rt->store_memory_stats(&st).is_ok());
+  EXPECT_LE(st[0].reserved_bytes, o.store_limit_bytes);
+}
+
+TEST(RuntimeStoreMemory, OptionsAreChecked) {
+  Options o = runtime_options();
+  o.store_chunk_bytes = 4096;
+  std::unique_ptr<Runtime> rt;
+  Status s = Runtime::create(o, &rt);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("store_chunk_bytes = 4096"));
+  o = runtime_options();
+  o.store_limit_bytes = -1;
+  s = Runtime::create(o, &rt);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("store_limit_bytes = -1"));
+}
+
+}  // namespace
+}  // namespace hgca
