@@ -190,7 +190,9 @@ void expect_captured_equal_direct(OverflowMode overflow) {
   ASSERT_TRUE(graphed.rt().layer_stats(0, &st).is_ok());
   EXPECT_GT(st.store_tokens, 0);
   EXPECT_LT(st.selected_fraction, 1.0);
-  if (overflow == OverflowMode::kAlways) EXPECT_GT(st.overflow_items, 0);
+  if (overflow == OverflowMode::kAlways) {
+    EXPECT_GT(st.overflow_items, 0);
+  }
 }
 
 TEST(CudaGraph, CapturedDecodeStepsEqualDirectCalls) { expect_captured_equal_direct(OverflowMode::kOff); }
