@@ -495,8 +495,10 @@ class CudaRuntime final : public RuntimeBase {
     });
   }
 
-  /// Every item of the call's GPU sparse launch, empty (n = 0: it writes o = 0, lse = -inf).
-  void write_empty_items(const CallJob& job) {
+  /// Every item of the call's GPU sparse launch, empty (n = 0: it writes o = 0, lse = -inf), and
+  /// none marked as the GPU's for the CPU's part (a graph's job keeps the marks of its last run).
+  void write_empty_items(CallJob& job) {
+    job.on_gpu.clear();
     const StepBatch& step = *job.step;
     const int32_t hq = opt_.n_q_heads, hkv = opt_.n_kv_heads, d = opt_.head_dim, g = hq / hkv;
     auto* items = sparse_items_.as<gpu::SparseAttentionItem>();
