@@ -55,6 +55,14 @@ hgca::Options to_cpp(const hgca_options& o) {
   r.numa_placement = static_cast<hgca::NumaPlacement>(o.numa_placement);
   r.store_chunk_bytes = o.store_chunk_bytes;
   r.store_limit_bytes = o.store_limit_bytes;
+  r.overflow = static_cast<hgca::OverflowMode>(o.overflow);
+  r.overflow_margin = o.overflow_margin;
+  r.overflow_cpu_gbps = o.overflow_cpu_gbps;
+  r.overflow_cpu_row_gbps = o.overflow_cpu_row_gbps;
+  r.overflow_h2d_gbps = o.overflow_h2d_gbps;
+  r.overflow_gpu_gbps = o.overflow_gpu_gbps;
+  r.overflow_gpu_row_gbps = o.overflow_gpu_row_gbps;
+  r.overflow_window_gbps = o.overflow_window_gbps;
   return r;
 }
 
@@ -66,6 +74,14 @@ void tuned_to_c(const hgca::Options& r, hgca_options* o) {
   o->max_packed_heads = r.max_packed_heads;
   o->isa = static_cast<hgca_isa>(r.isa);
   o->numa_placement = static_cast<hgca_numa_placement>(r.numa_placement);
+  o->overflow = static_cast<hgca_overflow>(r.overflow);
+  o->overflow_margin = r.overflow_margin;
+  o->overflow_cpu_gbps = r.overflow_cpu_gbps;
+  o->overflow_cpu_row_gbps = r.overflow_cpu_row_gbps;
+  o->overflow_h2d_gbps = r.overflow_h2d_gbps;
+  o->overflow_gpu_gbps = r.overflow_gpu_gbps;
+  o->overflow_gpu_row_gbps = r.overflow_gpu_row_gbps;
+  o->overflow_window_gbps = r.overflow_window_gbps;
 }
 
 }  // namespace
@@ -81,7 +97,10 @@ void hgca_options_default(hgca_options* options) {
                           d.heads_per_task, static_cast<hgca_backend>(d.backend), d.max_sequences, d.threads,
                           d.deterministic ? 1 : 0, d.threads_per_node, d.kv_split_tokens, d.max_packed_heads,
                           static_cast<hgca_isa>(d.isa), static_cast<hgca_numa_placement>(d.numa_placement),
-                          d.store_chunk_bytes, d.store_limit_bytes};
+                          d.store_chunk_bytes, d.store_limit_bytes,
+                          static_cast<hgca_overflow>(d.overflow), d.overflow_margin, d.overflow_cpu_gbps,
+                          d.overflow_cpu_row_gbps, d.overflow_h2d_gbps, d.overflow_gpu_gbps, d.overflow_gpu_row_gbps,
+                          d.overflow_window_gbps};
 }
 
 hgca_status hgca_load_options_json(const char* path, hgca_options* inout) {
@@ -176,7 +195,9 @@ hgca_status hgca_get_layer_stats(const hgca_runtime* runtime, int32_t layer, hgc
     hgca::LayerStats st;
     if (hgca_status s = report(runtime->impl->layer_stats(layer, &st)); s != HGCA_OK) return s;
     *out = hgca_layer_stats{st.sequences, st.window_tokens, st.window_capacity, st.store_tokens,
-                            st.selected_fraction, st.reevaluations};
+                            st.selected_fraction, st.reevaluations, st.transfer_seconds, st.overflow_calls,
+                            st.overflow_items, st.overflow_bytes, st.overflow_rows,
+                            st.overflow_predicted_cpu_seconds, st.overflow_predicted_gpu_seconds};
     if (context_tokens) std::copy(st.context_tokens.begin(), st.context_tokens.end(), context_tokens);
     return HGCA_OK;
   } catch (const std::bad_alloc&) {

@@ -3,9 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 namespace hgca {
@@ -20,6 +23,12 @@ Status error(StatusCode code, fmt::format_string<Args...> format, Args&&... args
 
 constexpr const char* kIsaNames[] = {"auto", "portable", "avx2", "avx512", "avx512bf16"};
 constexpr const char* kPlacementNames[] = {"auto", "balanced", "gpu_local"};
+constexpr const char* kOverflowNames[] = {"auto", "off", "always"};
+/// The overflow policy's rates: the JSON key of each and its field.
+constexpr std::pair<const char*, double Options::*> kOverflowRates[] = {
+    {"overflow_cpu_gbps", &Options::overflow_cpu_gbps},         {"overflow_cpu_row_gbps", &Options::overflow_cpu_row_gbps},
+    {"overflow_h2d_gbps", &Options::overflow_h2d_gbps},         {"overflow_gpu_gbps", &Options::overflow_gpu_gbps},
+    {"overflow_gpu_row_gbps", &Options::overflow_gpu_row_gbps}, {"overflow_window_gbps", &Options::overflow_window_gbps}};
 
 /// Reads an integer field in [lo, hi]; `what` says what the value means.
 Status read_int(const std::string& where, const json& j, const char* key, int64_t lo, int64_t hi,
@@ -32,6 +41,17 @@ Status read_int(const std::string& where, const json& j, const char* key, int64_
     return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected an integer {}", where, key, v, what);
   }
   *out = static_cast<int32_t>(v);
+  return Status::ok();
+}
+
+/// Reads a finite number in [lo, hi) (hi = inf: no upper bound); `what` says what it means.
+Status read_number(const std::string& where, const json& j, const char* key, double lo, double hi, const char* what,
+                   double* out) {
+  const double v = j.is_number() ? j.get<double>() : std::nan("");
+  if (!(v >= lo && v < hi)) {
+    return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected a number {}", where, key, j.dump(), what);
+  }
+  *out = v;
   return Status::ok();
 }
 
@@ -89,6 +109,15 @@ Status load(const std::string& path, const std::string& where, Options* inout) {
       s = read_enum(where, value, "isa", kIsaNames, &o.isa);
     } else if (key == "numa_placement") {
       s = read_enum(where, value, "numa_placement", kPlacementNames, &o.numa_placement);
+    } else if (key == "overflow") {
+      s = read_enum(where, value, "overflow", kOverflowNames, &o.overflow);
+    } else if (key == "overflow_margin") {
+      s = read_number(where, value, "overflow_margin", 0.0, 1.0, "in [0, 1)", &o.overflow_margin);
+    } else if (const auto* rate = std::find_if(std::begin(kOverflowRates), std::end(kOverflowRates),
+                                               [&](const auto& r) { return key == r.first; });
+               rate != std::end(kOverflowRates)) {
+      s = read_number(where, value, rate->first, 0.0, std::numeric_limits<double>::infinity(),
+                      "≥ 0 in GB/s (0: the default)", &(o.*rate->second));
     } else if (key == "tuned_on") {
       if (!value.is_object()) {
         s = error(StatusCode::kInvalidArgument, "{}: tuned_on = {}, expected an object (informational)", where,
@@ -97,7 +126,8 @@ Status load(const std::string& path, const std::string& where, Options* inout) {
     } else {
       s = error(StatusCode::kInvalidArgument,
                 "{}: unknown key \"{}\", expected one of threads, threads_per_node, kv_split_tokens, "
-                "max_packed_heads, isa, numa_placement, tuned_on",
+                "max_packed_heads, isa, numa_placement, overflow, overflow_margin, overflow_*_gbps (cpu, cpu_row, h2d, "
+                "gpu, gpu_row, window), tuned_on",
                 where, key);
     }
     if (!s) return s;
@@ -116,6 +146,11 @@ const char* to_string(CpuIsa isa) {
 const char* to_string(NumaPlacement placement) {
   const auto i = static_cast<std::size_t>(placement);
   return i < std::size(kPlacementNames) ? kPlacementNames[i] : "unknown";
+}
+
+const char* to_string(OverflowMode mode) {
+  const auto i = static_cast<std::size_t>(mode);
+  return i < std::size(kOverflowNames) ? kOverflowNames[i] : "unknown";
 }
 
 Status load_options_json(const std::string& path, Options* inout) {

@@ -32,7 +32,8 @@ Status check_overflow_rates(const OverflowRates& r) {
                                                   {"cpu_row_gbps", r.cpu_row_gbps},
                                                   {"h2d_gbps", r.h2d_gbps},
                                                   {"gpu_gbps", r.gpu_gbps},
-                                                  {"gpu_row_gbps", r.gpu_row_gbps}};
+                                                  {"gpu_row_gbps", r.gpu_row_gbps},
+                                                  {"window_gbps", r.window_gbps}};
   for (const auto& [name, value] : rates) {
     if (!positive(value)) {
       return {StatusCode::kInvalidArgument, fmt::format("overflow rates: {} = {}, expected a finite rate > 0", name, value)};
@@ -45,6 +46,38 @@ Status check_overflow_rates(const OverflowRates& r) {
   return Status::ok();
 }
 
+OverflowRates overflow_rates(const Options& o) {
+  OverflowRates r;
+  const std::pair<double OverflowRates::*, double> given[] = {
+      {&OverflowRates::cpu_gbps, o.overflow_cpu_gbps}, {&OverflowRates::cpu_row_gbps, o.overflow_cpu_row_gbps},
+      {&OverflowRates::h2d_gbps, o.overflow_h2d_gbps}, {&OverflowRates::gpu_gbps, o.overflow_gpu_gbps},
+      {&OverflowRates::gpu_row_gbps, o.overflow_gpu_row_gbps}, {&OverflowRates::window_gbps, o.overflow_window_gbps}};
+  for (const auto& [field, value] : given) {
+    if (value > 0.0) r.*field = value;
+  }
+  return r;
+}
+
+Status check_overflow_options(const Options& o) {
+  if (static_cast<uint32_t>(o.overflow) > static_cast<uint32_t>(OverflowMode::kAlways)) {
+    return {StatusCode::kInvalidArgument,
+            fmt::format("overflow = {}, expected auto (0), off (1) or always (2)", static_cast<int>(o.overflow))};
+  }
+  if (!(o.overflow_margin >= 0.0 && o.overflow_margin < 1.0)) {
+    return {StatusCode::kInvalidArgument, fmt::format("overflow_margin = {}, expected a fraction in [0, 1)", o.overflow_margin)};
+  }
+  const std::pair<const char*, double> rates[] = {
+      {"overflow_cpu_gbps", o.overflow_cpu_gbps}, {"overflow_cpu_row_gbps", o.overflow_cpu_row_gbps},
+      {"overflow_h2d_gbps", o.overflow_h2d_gbps}, {"overflow_gpu_gbps", o.overflow_gpu_gbps},
+      {"overflow_gpu_row_gbps", o.overflow_gpu_row_gbps}, {"overflow_window_gbps", o.overflow_window_gbps}};
+  for (const auto& [name, value] : rates) {
+    if (!std::isfinite(value) || value < 0.0) {
+      return {StatusCode::kInvalidArgument, fmt::format("{} = {}, expected a finite rate ≥ 0 in GB/s (0: the default)", name, value)};
+    }
+  }
+  return Status::ok();
+}
+
 double overflow_cpu_seconds(const OverflowItem& item, const OverflowRates& rates) {
   return static_cast<double>(item.kv_bytes) * cpu_seconds_per_byte(item.rows, rates);
 }
@@ -53,27 +86,64 @@ double overflow_gpu_seconds(const OverflowItem& item, const OverflowRates& rates
   return static_cast<double>(item.kv_bytes) * gpu_seconds_per_byte(item.rows, rates);
 }
 
-Status plan_overflow(std::span<const OverflowItem> items, double window_s, const OverflowRates& rates,
-                     double margin, OverflowPlan* out) {
+namespace {
+
+/// Checks plan_overflow's arguments (margin apart) and prices every item on each side.
+Status price_items(std::span<const OverflowItem> items, double window_s, const OverflowRates& rates,
+                   const OverflowPlan* out, std::vector<double>* cpu, std::vector<double>* gpu) {
   if (!std::isfinite(window_s) || window_s < 0.0) {
     return {StatusCode::kInvalidArgument, fmt::format("plan_overflow: window_s = {}, expected finite seconds ≥ 0", window_s)};
   }
-  if (!(margin >= 0.0 && margin < 1.0)) {
-    return {StatusCode::kInvalidArgument, fmt::format("plan_overflow: margin = {}, expected a fraction in [0, 1)", margin)};
-  }
   if (Status s = check_overflow_rates(rates); !s) return s;
   if (!out) return {StatusCode::kInvalidArgument, "plan_overflow: out is null"};
-  const std::size_t n = items.size();
-  std::vector<double> cpu(n), gpu(n), saving(n);
-  double cpu_alone = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
+  cpu->resize(items.size());
+  gpu->resize(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
     if (items[i].kv_bytes < 0 || items[i].rows < 1) {
       return {StatusCode::kInvalidArgument,
               fmt::format("plan_overflow: items[{}]: kv_bytes = {}, rows = {}, expected kv_bytes ≥ 0 and rows ≥ 1", i,
                           items[i].kv_bytes, items[i].rows)};
     }
-    cpu[i] = overflow_cpu_seconds(items[i], rates);
-    gpu[i] = overflow_gpu_seconds(items[i], rates);
+    (*cpu)[i] = overflow_cpu_seconds(items[i], rates);
+    (*gpu)[i] = overflow_gpu_seconds(items[i], rates);
+  }
+  return Status::ok();
+}
+
+/// The plan that moves the items marked in `moved`, with its predictions (sums in index order).
+OverflowPlan make_plan(std::span<const OverflowItem> items, const std::vector<char>& moved, const std::vector<double>& cpu,
+                       const std::vector<double>& gpu, double window_s, const OverflowRates& rates) {
+  OverflowPlan plan;
+  plan.window_s = window_s;
+  plan.gpu_s = window_s;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    plan.cpu_alone_s += cpu[i];
+    if (moved[i]) {
+      plan.gpu_items.push_back(static_cast<int32_t>(i));
+      plan.bytes_moved += items[i].kv_bytes;
+      plan.rows_moved += items[i].rows;
+      plan.gpu_s += gpu[i];
+    } else {
+      plan.cpu_s += cpu[i];
+    }
+  }
+  if (!plan.gpu_items.empty()) plan.gpu_s += rates.gpu_fixed_s;
+  return plan;
+}
+
+}  // namespace
+
+Status plan_overflow(std::span<const OverflowItem> items, double window_s, const OverflowRates& rates,
+                     double margin, OverflowPlan* out) {
+  if (!(margin >= 0.0 && margin < 1.0)) {
+    return {StatusCode::kInvalidArgument, fmt::format("plan_overflow: margin = {}, expected a fraction in [0, 1)", margin)};
+  }
+  std::vector<double> cpu, gpu;
+  if (Status s = price_items(items, window_s, rates, out, &cpu, &gpu); !s) return s;
+  const std::size_t n = items.size();
+  std::vector<double> saving(n);
+  double cpu_alone = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
     // CPU seconds saved per GPU second spent: a function of the rows alone, so that items of equal
     // rows tie exactly (and the larger goes first) whatever the rounding of their sizes.
     saving[i] = cpu_seconds_per_byte(items[i].rows, rates) / gpu_seconds_per_byte(items[i].rows, rates);
@@ -94,42 +164,32 @@ Status plan_overflow(std::span<const OverflowItem> items, double window_s, const
   std::vector<char> moved(n, 0);
   double cpu_left = cpu_alone, gpu_added = 0.0;
   double critical = std::max(cpu_alone, window_s);
-  bool any = false;
   for (const int32_t i : order) {
     const double with_i = std::max(cpu_left - cpu[i], window_s + rates.gpu_fixed_s + gpu_added + gpu[i]);
     if (with_i < critical) {
       moved[i] = 1;
-      any = true;
       cpu_left -= cpu[i];
       gpu_added += gpu[i];
       critical = with_i;
     }
   }
 
-  OverflowPlan plan;
-  plan.cpu_alone_s = cpu_alone;
-  plan.window_s = window_s;
-  plan.cpu_s = 0.0;
-  plan.gpu_s = window_s;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (moved[i]) {
-      plan.gpu_items.push_back(static_cast<int32_t>(i));
-      plan.bytes_moved += items[i].kv_bytes;
-      plan.rows_moved += items[i].rows;
-      plan.gpu_s += gpu[i];
-    } else {
-      plan.cpu_s += cpu[i];
-    }
-  }
-  if (any) plan.gpu_s += rates.gpu_fixed_s;
-  // Sums recomputed in index order (not the running ones), so the comparison is of the plan as reported.
-  if (!any || !(plan.critical_s() <= (1.0 - margin) * plan.critical_alone_s())) {
-    plan.gpu_items.clear();
-    plan.bytes_moved = plan.rows_moved = 0;
-    plan.cpu_s = cpu_alone;
-    plan.gpu_s = window_s;
+  OverflowPlan plan = make_plan(items, moved, cpu, gpu, window_s, rates);
+  // Compared as reported (sums in index order, not the running ones).
+  if (plan.gpu_items.empty() || !(plan.critical_s() <= (1.0 - margin) * plan.critical_alone_s())) {
+    plan = make_plan(items, std::vector<char>(n, 0), cpu, gpu, window_s, rates);
   }
   *out = std::move(plan);
+  return Status::ok();
+}
+
+Status plan_overflow_all(std::span<const OverflowItem> items, double window_s, const OverflowRates& rates,
+                         OverflowPlan* out) {
+  std::vector<double> cpu, gpu;
+  if (Status s = price_items(items, window_s, rates, out, &cpu, &gpu); !s) return s;
+  std::vector<char> moved(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) moved[i] = items[i].kv_bytes > 0;
+  *out = make_plan(items, moved, cpu, gpu, window_s, rates);
   return Status::ok();
 }
 

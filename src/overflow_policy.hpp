@@ -37,10 +37,19 @@ struct OverflowRates {
   /// Fixed cost of the GPU path in a step that moves anything: the gather, attend and combine
   /// launches and the second merge (an estimate).
   double gpu_fixed_s = 20e-6;
+  /// The window's attention: GB/s of window K+V read, for the GPU's part with nothing moved
+  /// (bench/results/gpu-window: 3.56–4.03 TB/s at the large decode shapes, the low end).
+  double window_gbps = 3500.0;
 };
 
 /// Ok, or an error naming the first rate that is not finite and > 0 (gpu_fixed_s: ≥ 0).
 Status check_overflow_rates(const OverflowRates& rates);
+
+/// The rates Options name (Options::overflow_*_gbps; 0 keeps the default above).
+OverflowRates overflow_rates(const Options& options);
+/// Checks Options::overflow, overflow_margin and the overflow_*_gbps rates (finite and ≥ 0);
+/// validate_options calls it.
+Status check_overflow_options(const Options& options);
 
 /// One item of a step as the cost model sees it.
 struct OverflowItem {
@@ -80,5 +89,9 @@ struct OverflowPlan {
 /// [0, 1), bad rates, an item with kv_bytes < 0 or rows < 1.
 Status plan_overflow(std::span<const OverflowItem> items, double window_s, const OverflowRates& rates,
                      double margin, OverflowPlan* out);
+/// OverflowMode::kAlways: every non-empty item moves, whatever it costs (tests, benchmarks); the
+/// predictions are filled as plan_overflow fills them. Errors as plan_overflow's.
+Status plan_overflow_all(std::span<const OverflowItem> items, double window_s, const OverflowRates& rates,
+                         OverflowPlan* out);
 
 }  // namespace hgca

@@ -15,6 +15,7 @@
 #include "dtype.hpp"
 #include "gpu/device.hpp"
 #include "options_json.hpp"
+#include "overflow_policy.hpp"
 
 namespace hgca {
 
@@ -72,6 +73,7 @@ Status validate_options(const Options& o) {
       break;
     default: return error(kInvalidArgument, "backend = {}, expected auto, host or cuda", static_cast<int>(o.backend));
   }
+  if (Status s = check_overflow_options(o); !s) return s;
   return validate_tuning(o);
 }
 
@@ -237,7 +239,7 @@ Status RuntimeBase::layer_stats(int32_t layer, LayerStats* out) const {
                            (static_cast<double>(st.store_tokens) * opt_.n_kv_heads);
   }
   st.reevaluations = reevaluations_[layer];
-  st.transfer_seconds = transfer_seconds(layer);
+  backend_stats(layer, &st);
   *out = std::move(st);
   return Status::ok();
 }
@@ -349,7 +351,7 @@ void RuntimeBase::publish(const StepBatch& batch, int32_t layer) {
 }
 
 void RuntimeBase::sparse_attention(const StepBatch& batch, int32_t layer, const void* q, float* o,
-                                   float* lse) {
+                                   float* lse, std::span<const uint8_t> on_gpu) {
   const int32_t hq = opt_.n_q_heads, hkv = opt_.n_kv_heads, d = opt_.head_dim, g = hq / hkv;
   const auto* q_bytes = static_cast<const std::byte*>(q);
   // One engine call over the whole step's (sequence, KV head) items, each over its contiguous
@@ -359,7 +361,9 @@ void RuntimeBase::sparse_attention(const StepBatch& batch, int32_t layer, const 
     for (int32_t h = 0; h < hkv; ++h) {
       const auto& store = dram(*batch.seqs[i], layer).store(h);
       const int64_t row = batch.offsets[i] * hq + static_cast<int64_t>(h) * g;
-      items[i * hkv + h] = {store.context_cache.k(), store.context_cache.v(), store.context.size(),
+      // An item the GPU attends is the empty side here (o = 0, lse = -inf).
+      const int64_t n = on_gpu.empty() || !on_gpu[i * hkv + h] ? static_cast<int64_t>(store.context.size()) : 0;
+      items[i * hkv + h] = {store.context_cache.k(), store.context_cache.v(), n,
                             q_bytes + row * d * static_cast<int64_t>(elem_size_), static_cast<int64_t>(hq) * d,
                             batch.n_new[i], o + row * d, static_cast<int64_t>(hq) * d, lse + row, hq,
                             batch.seqs[i]->node};

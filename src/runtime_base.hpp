@@ -87,8 +87,8 @@ class RuntimeBase : public Runtime {
   virtual int64_t window_size(const SequenceState& seq, int32_t layer) const = 0;
   /// Waits until everything enqueued has run (the state the query functions read is then final).
   virtual Status drain() const { return Status::ok(); }
-  /// LayerStats::transfer_seconds, read after drain().
-  virtual double transfer_seconds(int32_t /*layer*/) const { return 0.0; }
+  /// The backend's own fields of LayerStats (transfer_seconds, overflow_*), filled after drain().
+  virtual void backend_stats(int32_t /*layer*/, LayerStats* /*st*/) const {}
 
   /// Creates the store memory on the NUMA nodes of `machine` (the pool's), with the options' chunk size and limit
   /// and a backend's chunk registration (none: the host backend). Part of creating a backend.
@@ -123,7 +123,10 @@ class RuntimeBase : public Runtime {
 
   /// The CPU's side of a step at `layer`: every (sequence, KV head)'s query rows attend to its
   /// context set. q [T, Hq, D] in the runtime dtype (host memory); o [T, Hq, D] and lse [T, Hq] fp32.
-  void sparse_attention(const StepBatch& batch, int32_t layer, const void* q, float* o, float* lse);
+  /// Items (batch entry i, KV head h) with on_gpu[i·Hkv + h] set are the GPU's (the overflow
+  /// policy): their rows get the empty side, o = 0 and lse = -inf.
+  void sparse_attention(const StepBatch& batch, int32_t layer, const void* q, float* o, float* lse,
+                        std::span<const uint8_t> on_gpu = {});
 
   /// Snapshots, for each batch entry that re-evaluates (an append of ≥ reeval_min_tokens with a
   /// non-empty store), its store as it is now; entries that do not are null.

@@ -3,12 +3,17 @@
 // time; the two partial states merge on the GPU, reading the CPU's through mapped pinned memory.
 //
 // One attention call enqueues, on the caller's stream S and the runtime's side stream C:
-//   S: record fork                     C: wait fork → copy q to pinned → host fn: CPU side (the
-//   S: window attention (o, lse, MAW)     store update still pending, sparse attention into mapped
-//      → [evicted MAW to staging]         o_c, lse_c) → record cpu_done → copy the new k, v rows to
-//   S: wait cpu_done → merge into out     staging (FlashD2H) → record staged
-//      → insert the new tokens into the ring → wait staged → [host fn: start the scatter of the
-//        evicted entries into the store on the CPU pool]
+//   S: record fork                     C: wait fork → host fn: plan (the store update still
+//   S: window attention (o, lse, MAW)     pending, finished re-evaluations published: the context
+//      → [evicted MAW to staging]         sets are final; the overflow policy picks the items the
+//   S: [wait plan_ready → GPU sparse      GPU attends and writes them to mapped memory) → record
+//      attention of the moved items →     plan_ready → copy q to pinned → host fn: the CPU's sparse
+//      merge into the window's state]     attention of the other items into mapped o_c, lse_c →
+//   S: wait cpu_done → merge into out     record cpu_done → copy the new k, v rows to staging
+//      → insert the new tokens into the   (FlashD2H) → record staged
+//        ring → wait staged → [host fn: start the scatter of the evicted entries into the store
+//        on the CPU pool; deterministic mode: start the re-evaluations]
+// (bracketed: when there is something to do; the GPU's sparse part whenever the policy is on).
 // The host functions read the step they belong to from a job that outlives the call, so nothing
 // blocks the calling thread and the whole sequence can be captured into a CUDA graph.
 //
@@ -21,6 +26,26 @@
 // turn: a call's rows wait in its slot until the layer's next call (or drain()) brings them into
 // the host window, or until its scatter has run; the next call waits for that scatter before its
 // sparse attention, so the call after it never copies into a slot still being read.
+//
+// The overflow policy (issue 5, item 3; overflow_policy.hpp decides): the GPU attends some
+// (sequence, KV head) items' context sets itself, reading the context caches in place in host
+// memory through unified addressing — FlashH2D's mechanism fused into the attention. Gathering
+// them first with gpu::flash_h2d into device memory would need the span list when the call is
+// enqueued (its descriptors travel in the kernel parameters), but the context sets are final only
+// in the plan on C; gpu::launch_sparse_attention instead reads its items from mapped memory when
+// it runs, and is sized by bounds known at enqueue (B × Hkv items, the rows, the store sizes), so
+// graph capture still works. Items the GPU does not take have n = 0 there (the empty side), and
+// the CPU gives the moved ones the empty side. Each side's empty rows merge away exactly.
+//
+// Invariant: nothing changes a context cache of layer l between a call's plan and the end of its
+// GPU sparse attention. Context caches change only when entries enter the store (FlashD2H's
+// scatter, commit_window) and when a re-evaluation is published. A call's scatter starts in a host
+// function on S after its GPU sparse attention, and the layer's next plan waits for it (the scatter
+// lane) and commits the rows still staged itself before reading the sets; settle() commits them
+// only once the streams are idle. Publishing happens in the plan, in synchronize() after drain(),
+// and, in deterministic mode, where a re-evaluation is started: in the scatter or, for a call that
+// evicts nothing, in a host function on S after the merge — never in the CPU's part, which runs
+// beside the GPU's reads. Other layers' calls touch other stores.
 #include <cuda_runtime.h>
 
 #include <oneapi/tbb/parallel_for.h>
@@ -33,10 +58,12 @@
 #include <string>
 
 #include "cpu/flash_d2h.hpp"
+#include "gpu/sparse_attention.hpp"
 #include "gpu/host_memory.hpp"
 #include "gpu/window_attention.hpp"
 #include "gpu/window_commit.hpp"
 #include "merge/merge_cuda.hpp"
+#include "overflow_policy.hpp"
 #include "runtime_backends.hpp"
 #include "runtime_base.hpp"
 
@@ -215,6 +242,12 @@ struct CallJob {
   const std::byte* v = nullptr;
   const float* maw = nullptr;        // the evicted entries' MAW
   bool evicts = false;               // entries leave the window: a scatter brings in its rows
+  /// Deterministic mode, an append that may re-evaluate and evicts nothing: its re-evaluations
+  /// start (and publish) in a host function on S after the merge, not beside the GPU's reads.
+  bool reevaluates_after_merge = false;
+  const std::byte* q = nullptr;      // the caller's q on the device (the GPU's sparse part reads it)
+  double window_s = 0.0;             // the cost model's estimate of the window's attention
+  std::vector<uint8_t> on_gpu;       // per item (entry i, KV head h at i·Hkv + h): the plan moved it
   /// The layer's previous call, when its rows still wait in staging for the host window.
   std::shared_ptr<CallJob> unpushed;
   std::vector<std::shared_ptr<kvmgr::Reevaluation>> reevaluations;
@@ -228,14 +261,17 @@ class CudaRuntime final : public RuntimeBase {
       : RuntimeBase(options),
         parity_(static_cast<std::size_t>(options.n_layers), 0),
         unpushed_(static_cast<std::size_t>(options.n_layers)),
-        transfer_clock_(options.n_layers) {
+        transfer_clock_(options.n_layers),
+        rates_(overflow_rates(options)),
+        overflow_on_(options.overflow != OverflowMode::kOff && options.n_q_heads / options.n_kv_heads <= 8),
+        overflow_tally_(static_cast<std::size_t>(options.n_layers)) {
     for (int32_t i = 0; i < 2 * options.n_layers; ++i) staging_.emplace_back(Buffer::Kind::kMapped);
   }
 
   ~CudaRuntime() override {
     cudaDeviceSynchronize();  // host functions of enqueued calls still point at this runtime
     if (scatters_) scatters_->wait_all();  // and so do the scatters they started
-    for (cudaEvent_t e : {fork_, cpu_done_, staged_, done_}) {
+    for (cudaEvent_t e : {fork_, plan_ready_, cpu_done_, staged_, done_}) {
       if (e) cudaEventDestroy(e);
     }
     if (side_) cudaStreamDestroy(side_);
@@ -243,7 +279,14 @@ class CudaRuntime final : public RuntimeBase {
   }
 
   Status init(const Machine& machine) {
+    const int32_t group = opt_.n_q_heads / opt_.n_kv_heads;
+    if (opt_.overflow == OverflowMode::kAlways && group > 8) {
+      return error(StatusCode::kUnsupported,
+                   "overflow = always: n_q_heads / n_kv_heads = {}, expected at most 8 query heads per KV head for "
+                   "the GPU's sparse attention (auto leaves such models on the CPU)", group);
+    }
     HGCA_CUDA_TRY(cudaGetDevice(&device_));
+    HGCA_CUDA_TRY(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_));
     // Placement prefers the NUMA nodes next to this device (unless the caller named another GPU).
     std::string gpu = machine.gpu_pci_bus_id;
     if (gpu.empty()) {
@@ -257,7 +300,7 @@ class CudaRuntime final : public RuntimeBase {
     const int lane_node = gpu_local_nodes_.empty() ? 0 : gpu_local_nodes_.front();
     scatters_ = std::make_unique<cpu::ScatterLanes>(opt_.n_layers, *pool_->arenas()[static_cast<std::size_t>(lane_node)]);
     HGCA_CUDA_TRY(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
-    for (cudaEvent_t* e : {&fork_, &cpu_done_, &staged_, &done_}) {
+    for (cudaEvent_t* e : {&fork_, &plan_ready_, &cpu_done_, &staged_, &done_}) {
       HGCA_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
     }
     // Per layer: K of every ring, V of every ring, then the MAW of every (ring, KV head, slot).
@@ -274,11 +317,17 @@ class CudaRuntime final : public RuntimeBase {
     }
     for (int32_t r = opt_.max_sequences - 1; r >= 0; --r) free_rings_.push_back(r);
     if (Status s = init_store_memory(machine, store_registration(device_)); !s) return s;
-    // Decode steps of every sequence, a block of each evicted, never grow a buffer (nor wait).
+    // Decode steps of every sequence, a block of each evicted, never grow a buffer (nor wait):
+    // the GPU's sparse part with as many key splits as its plan may choose.
     gpu::WindowAttentionParams wp = window_params();
     wp.batch = opt_.max_sequences;
+    gpu::SparseAttentionPlan most_split;
+    most_split.kv_splits = gpu::kMaxSparseSplits;
+    most_split.split_pairs = group;
+    const int32_t items = opt_.max_sequences * opt_.n_kv_heads;
     return reserve(wp, opt_.max_sequences, static_cast<int64_t>(opt_.max_sequences) * opt_.block_tokens,
-                   static_cast<int32_t>(window_tokens_), 1, false);
+                   static_cast<int32_t>(window_tokens_), 1, items,
+                   gpu::sparse_attention_workspace_bytes(most_split, items, opt_.head_dim), false);
   }
 
   Backend backend() const override { return Backend::kCuda; }
@@ -329,10 +378,10 @@ class CudaRuntime final : public RuntimeBase {
 
   // --- the host functions (CUDA's callback thread; they must not call CUDA) ---
 
-  /// The CPU's side: the layer's store is brought up to date (its last scatter, the previous call's
-  /// staged rows), finished re-evaluations are published, the context sets are attended, and this
-  /// call's re-evaluations take their snapshot of the store (as it was before this call's eviction).
-  void cpu_part(CallJob& job) {
+  /// The plan: the layer's store is brought up to date (its last scatter, the previous call's
+  /// staged rows) and finished re-evaluations are published, so the context sets are final for
+  /// this call; then the overflow policy picks the items the GPU attends and writes the GPU's items.
+  void plan_part(CallJob& job) {
     run_async("the store update", [&] {
       const auto t0 = std::chrono::steady_clock::now();
       scatters_->wait(job.layer);
@@ -342,19 +391,33 @@ class CudaRuntime final : public RuntimeBase {
       }
       transfer_clock_.add(job.layer, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     });
-    run_async("the CPU's sparse attention", [&] {
+    if (overflow_on_) write_empty_items(job);  // the GPU's side unless the plan below completes
+    run_async("the overflow plan", [&] {
       publish(*job.step, job.layer);
-      sparse_attention(*job.step, job.layer, q_host_.get(), o_cpu_.as<float>(), lse_cpu_.as<float>());
-      job.reevaluations = snapshot_reevaluations(*job.step, job.layer, q_host_.get());
-      if (!job.evicts) start_reevaluations(*job.step, job.layer, job.reevaluations);
+      if (overflow_on_) plan_overflow_items(job);
     });
-    if (!job.evicts) job.finished.store(true, std::memory_order_release);
   }
 
-  /// After the window's part of a call that evicts (its evicted MAW and new rows are staged): the
-  /// scatter into the store starts on the CPU pool and the stream goes on. Appends then start their
-  /// re-evaluation.
+  /// The CPU's side: the context sets the plan left to it are attended, and this call's
+  /// re-evaluations take their snapshot of the store (as it was before this call's eviction).
+  void cpu_part(CallJob& job) {
+    run_async("the CPU's sparse attention", [&] {
+      sparse_attention(*job.step, job.layer, q_host_.get(), o_cpu_.as<float>(), lse_cpu_.as<float>(), job.on_gpu);
+      job.reevaluations = snapshot_reevaluations(*job.step, job.layer, q_host_.get());
+      if (!job.evicts && !job.reevaluates_after_merge) start_reevaluations(*job.step, job.layer, job.reevaluations);
+    });
+    if (!job.evicts && !job.reevaluates_after_merge) job.finished.store(true, std::memory_order_release);
+  }
+
+  /// After the merge of a call that evicts (its evicted MAW and new rows are staged): the scatter
+  /// into the store starts on the CPU pool and the stream goes on. Appends then start their
+  /// re-evaluation (for one that evicts nothing in deterministic mode, right here).
   void commit_part(CallJob& job) {
+    if (!job.evicts) {
+      run_async("the re-evaluation", [&] { start_reevaluations(*job.step, job.layer, job.reevaluations); });
+      job.finished.store(true, std::memory_order_release);
+      return;
+    }
     scatters_->start(job.layer, [this, &job] {
       run_async("the store update", [&] {
         commit_window(job);
@@ -395,7 +458,17 @@ class CudaRuntime final : public RuntimeBase {
     settle();
     return deferred_error();
   }
-  double transfer_seconds(int32_t layer) const override { return transfer_clock_.seconds(layer); }
+  void backend_stats(int32_t layer, LayerStats* st) const override {
+    st->transfer_seconds = transfer_clock_.seconds(layer);
+    std::lock_guard lock(tally_mutex_);
+    const OverflowTally& t = overflow_tally_[layer];
+    st->overflow_calls = t.calls;
+    st->overflow_items = t.items;
+    st->overflow_bytes = t.bytes;
+    st->overflow_rows = t.rows;
+    st->overflow_predicted_cpu_seconds = t.cpu_s;
+    st->overflow_predicted_gpu_seconds = t.gpu_s;
+  }
 
   /// Once the streams are idle: waits for the scatters and brings the rows still staged into the
   /// host windows (not those of captured calls: their graph may not have run yet).
@@ -420,6 +493,72 @@ class CudaRuntime final : public RuntimeBase {
           job.k + row * row_bytes, job.v + row * row_bytes, step.n_new[i],
           job.maw + job.staging_row[i] * opt_.n_kv_heads, selection());
     });
+  }
+
+  /// Every item of the call's GPU sparse launch, empty (n = 0: it writes o = 0, lse = -inf), and
+  /// none marked as the GPU's for the CPU's part (a graph's job keeps the marks of its last run).
+  void write_empty_items(CallJob& job) {
+    job.on_gpu.clear();
+    const StepBatch& step = *job.step;
+    const int32_t hq = opt_.n_q_heads, hkv = opt_.n_kv_heads, d = opt_.head_dim, g = hq / hkv;
+    auto* items = sparse_items_.as<gpu::SparseAttentionItem>();
+    for (int32_t i = 0; i < step.size(); ++i) {
+      for (int32_t h = 0; h < hkv; ++h) {
+        const int64_t row = step.offsets[i] * hq + static_cast<int64_t>(h) * g;
+        items[i * hkv + h] = {nullptr, nullptr, 0, job.q + row * d * static_cast<int64_t>(elem_size_),
+                              static_cast<int64_t>(hq) * d, step.n_new[i], o_sparse_.as<float>() + row * d,
+                              static_cast<int64_t>(hq) * d, lse_sparse_.as<float>() + row, hq};
+      }
+    }
+  }
+
+  /// The overflow policy for one call, in its plan (the items written empty already): the items it
+  /// moves get their context caches, and job.on_gpu marks them for the CPU's part.
+  void plan_overflow_items(CallJob& job) {
+    const StepBatch& step = *job.step;
+    const int32_t hkv = opt_.n_kv_heads, d = opt_.head_dim;
+    const int64_t row_bytes = int64_t{2} * d * static_cast<int64_t>(elem_size_);  // one entry's K and V
+    std::vector<OverflowItem> costs(static_cast<std::size_t>(step.size()) * hkv);
+    for (int32_t i = 0; i < step.size(); ++i) {
+      for (int32_t h = 0; h < hkv; ++h) {
+        const auto size = static_cast<int64_t>(dram(*step.seqs[i], job.layer).store(h).context.size());
+        costs[i * hkv + h] = {size * row_bytes, step.n_new[i]};
+      }
+    }
+    OverflowPlan plan;
+    // The options were validated: a failure here is a bug.
+    if (const Status s = opt_.overflow == OverflowMode::kAlways
+                             ? plan_overflow_all(costs, job.window_s, rates_, &plan)
+                             : plan_overflow(costs, job.window_s, rates_, opt_.overflow_margin, &plan);
+        !s) {
+      throw std::logic_error(s.message());
+    }
+    job.on_gpu.assign(costs.size(), 0);
+    auto* items = sparse_items_.as<gpu::SparseAttentionItem>();
+    int64_t moved = 0, bytes = 0, rows = 0;
+    for (const int32_t i : plan.gpu_items) {
+      const kvmgr::ContextCache& cache = dram(*step.seqs[i / hkv], job.layer).store(i % hkv).context_cache;
+      // A cache in a chunk grown inside a host function is registered later, by the store memory's
+      // thread; until then the GPU cannot read it, and the CPU keeps the item (rare: chunks are
+      // normally grown ahead, registered).
+      if (!cache.span().device_readable()) continue;
+      const OverflowItem& c = costs[static_cast<std::size_t>(i)];
+      job.on_gpu[static_cast<std::size_t>(i)] = 1;
+      items[i].k = cache.k();
+      items[i].v = cache.v();
+      items[i].n = c.kv_bytes / row_bytes;
+      ++moved;
+      bytes += c.kv_bytes;
+      rows += c.rows;
+    }
+    std::lock_guard lock(tally_mutex_);
+    OverflowTally& t = overflow_tally_[job.layer];
+    t.calls += moved > 0 ? 1 : 0;
+    t.items += moved;
+    t.bytes += bytes;
+    t.rows += rows;
+    t.cpu_s = plan.cpu_s;
+    t.gpu_s = plan.gpu_s;
   }
 
   /// An error a host function met; reported by the next call (the one that enqueued it returned).
@@ -493,8 +632,11 @@ class CudaRuntime final : public RuntimeBase {
     job->captured = capturing;
     std::vector<gpu::WindowSeq> wseqs(static_cast<std::size_t>(step.size()));
     std::vector<gpu::CommitSeq> cseqs(wseqs.size());
-    int64_t staged = 0;
+    int64_t staged = 0, window_entries = 0;
     int32_t max_w = 0, max_new = 0;
+    // Bounds for the GPU's sparse part: a context set holds at most its store, which is now the
+    // sequence's history less its window.
+    gpu::SparseAttentionShape sparse_shape{step.size() * hkv, 0, 0, 1};
     for (int32_t i = 0; i < step.size(); ++i) {
       auto& seq = *static_cast<CudaSequence*>(step.seqs[i]);
       const WindowState w = seq.windows[layer];
@@ -506,12 +648,26 @@ class CudaRuntime final : public RuntimeBase {
       staged += evict;
       max_w = std::max(max_w, w.size);
       max_new = std::max(max_new, n);
+      window_entries += w.size + n;
+      const int64_t store_bound = seq.length - w.size;
+      sparse_shape.max_n = std::max(sparse_shape.max_n, store_bound);
+      sparse_shape.total_n += store_bound * hkv;
+      if (opt_.deterministic && n >= opt_.reeval_min_tokens) job->reevaluates_after_merge = true;
     }
+    sparse_shape.max_rows = max_new;
+    const gpu::SparseAttentionPlan sparse_plan = plan_sparse_attention(sparse_shape, hq / hkv, sm_count_);
+    const std::size_t sparse_ws_bytes =
+        overflow_on_ ? gpu::sparse_attention_workspace_bytes(sparse_plan, sparse_shape.n_items, d) : 0;
+    job->q = static_cast<const std::byte*>(q);
+    job->window_s = static_cast<double>(window_entries) * hkv * 2 * d * static_cast<double>(elem_size_) /
+                    (rates_.window_gbps * 1e9);
 
     gpu::WindowAttentionParams wp = window_params();
     wp.seqs = wseqs.data();
     wp.batch = step.size();
-    if (Status s = reserve(wp, tokens, staged, max_w, max_new, capturing); !s) return s;
+    if (Status s = reserve(wp, tokens, staged, max_w, max_new, sparse_shape.n_items, sparse_ws_bytes, capturing); !s) {
+      return s;
+    }
     Buffer& staging = staging_[2 * layer + parity_[layer]];
     const std::size_t rows = static_cast<std::size_t>(tokens) * hq;
     const std::size_t new_bytes = static_cast<std::size_t>(tokens) * hkv * d * elem_size_;  // of k, of v
@@ -519,12 +675,18 @@ class CudaRuntime final : public RuntimeBase {
     job->v = staging.get() + new_bytes;
     job->maw = reinterpret_cast<const float*>(staging.get() + 2 * new_bytes);
     job->evicts = staged > 0;
+    job->reevaluates_after_merge &= !job->evicts;  // a scatter starts them anyway
     job->unpushed = std::move(unpushed_[layer]);
 
-    // C: the query goes to the CPU as soon as the stream has produced it; the new rows follow it to
-    // the host once the CPU's side is done (they wait there until the layer's next call).
+    // C: the plan, then the query goes to the CPU (the stream has produced it); the new rows follow
+    // it to the host once the CPU's side is done (they wait there until the layer's next call).
     HGCA_CUDA_TRY(cudaEventRecord(fork_, stream));
     HGCA_CUDA_TRY(cudaStreamWaitEvent(side_, fork_, 0));
+    HGCA_CUDA_TRY(cudaLaunchHostFunc(side_, [](void* p) {
+      auto* j = static_cast<CallJob*>(p);
+      j->runtime->plan_part(*j);
+    }, job.get()));
+    HGCA_CUDA_TRY(cudaEventRecord(plan_ready_, side_));
     HGCA_CUDA_TRY(cudaMemcpyAsync(q_host_.get(), q, rows * d * elem_size_, cudaMemcpyDeviceToHost, side_));
     HGCA_CUDA_TRY(cudaLaunchHostFunc(side_, [](void* p) {
       auto* j = static_cast<CallJob*>(p);
@@ -580,9 +742,31 @@ class CudaRuntime final : public RuntimeBase {
       }
     }
 
+    // S: the GPU's sparse part once the plan has written its items, merged into the window's
+    // state (its output in place: each element is read before its thread writes it).
+    const float* lse_window = lse_gpu_.as<float>();
+    if (overflow_on_) {
+      HGCA_CUDA_TRY(cudaStreamWaitEvent(stream, plan_ready_, 0));
+      gpu::SparseAttentionParams sp;
+      sp.dtype = opt_.dtype;
+      sp.group = hq / hkv;
+      sp.head_dim = d;
+      sp.sm_scale = sm_scale_;
+      sp.items = sparse_items_.as<gpu::SparseAttentionItem>();
+      sp.n_items = sparse_shape.n_items;
+      sp.plan = sparse_plan;
+      sp.workspace = sparse_ws_.get();
+      sp.workspace_bytes = sparse_ws_.capacity();
+      HGCA_CUDA_TRY(gpu::launch_sparse_attention(sp, stream));
+      HGCA_CUDA_TRY(merge::launch_merge_states(o_gpu_.as<float>(), lse_gpu_.as<float>(), o_sparse_.as<float>(),
+                                               lse_sparse_.as<float>(), static_cast<int64_t>(rows), d, DType::kFloat32,
+                                               o_gpu_.get(), lse_window_sparse_.as<float>(), stream));
+      lse_window = lse_window_sparse_.as<float>();
+    }
+
     // S: the merge waits for the CPU through the stream.
     HGCA_CUDA_TRY(cudaStreamWaitEvent(stream, cpu_done_, 0));
-    HGCA_CUDA_TRY(merge::launch_merge_states(o_gpu_.as<float>(), lse_gpu_.as<float>(), o_cpu_.as<float>(),
+    HGCA_CUDA_TRY(merge::launch_merge_states(o_gpu_.as<float>(), lse_window, o_cpu_.as<float>(),
                                              lse_cpu_.as<float>(), static_cast<int64_t>(rows), d,
                                              opt_.dtype, out, lse_out, stream));
 
@@ -591,7 +775,7 @@ class CudaRuntime final : public RuntimeBase {
     HGCA_CUDA_TRY(gpu::launch_window_insert(cp, stream));
     if (Status s = timed(layer, stream, !capturing && job->evicts, [&]() -> Status {
           HGCA_CUDA_TRY(cudaStreamWaitEvent(stream, staged_, 0));
-          if (job->evicts) {
+          if (job->evicts || job->reevaluates_after_merge) {
             HGCA_CUDA_TRY(cudaLaunchHostFunc(stream, [](void* p) {
               auto* j = static_cast<CallJob*>(p);
               j->runtime->commit_part(*j);
@@ -654,12 +838,13 @@ class CudaRuntime final : public RuntimeBase {
   }
 
   /// Grows the buffers a call of `tokens` new tokens and `staged` evicted entries needs (every
-  /// staging slot: the step's other layers, and its next step, are likely to need as much).
+  /// staging slot: the step's other layers, and its next step, are likely to need as much), with
+  /// `items` items and `sparse_workspace` bytes of workspace for the GPU's sparse part.
   /// Growing frees buffers that enqueued work may still use, so it first waits for that work (and
   /// for the scatters, and brings the rows still staged into the host windows), which a stream
   /// being captured cannot do. init() sizes them for decode steps of max_sequences.
   Status reserve(const gpu::WindowAttentionParams& wp, int64_t tokens, int64_t staged, int32_t max_w,
-                 int32_t max_new, bool capturing) {
+                 int32_t max_new, int32_t items, std::size_t sparse_workspace, bool capturing) {
     const auto rows = static_cast<std::size_t>(tokens) * opt_.n_q_heads;
     const std::size_t d = opt_.head_dim;
     std::vector<std::pair<Buffer*, std::size_t>> needs = {
@@ -671,6 +856,13 @@ class CudaRuntime final : public RuntimeBase {
         {&o_cpu_, rows * d * sizeof(float)},
         {&lse_cpu_, rows * sizeof(float)}};
     for (Buffer& slot : staging_) needs.emplace_back(&slot, staging_bytes(tokens, staged));
+    if (overflow_on_) {
+      needs.insert(needs.end(), {{&sparse_items_, static_cast<std::size_t>(items) * sizeof(gpu::SparseAttentionItem)},
+                                 {&o_sparse_, rows * d * sizeof(float)},
+                                 {&lse_sparse_, rows * sizeof(float)},
+                                 {&lse_window_sparse_, rows * sizeof(float)},
+                                 {&sparse_ws_, sparse_workspace}});
+    }
     bool grow = false;
     for (const auto& [buffer, bytes] : needs) grow |= !buffer->fits(bytes);
     if (!grow) return Status::ok();
@@ -696,8 +888,9 @@ class CudaRuntime final : public RuntimeBase {
   }
 
   int device_ = 0;
+  int sm_count_ = 1;
   cudaStream_t side_ = nullptr;
-  cudaEvent_t fork_ = nullptr, cpu_done_ = nullptr, staged_ = nullptr, done_ = nullptr;
+  cudaEvent_t fork_ = nullptr, plan_ready_ = nullptr, cpu_done_ = nullptr, staged_ = nullptr, done_ = nullptr;
   void* slab_ = nullptr;
   std::size_t ring_bytes_ = 0, kv_bytes_ = 0, layer_bytes_ = 0;  // one ring's K; every ring's K; a layer
   std::vector<int32_t> free_rings_;
@@ -716,6 +909,21 @@ class CudaRuntime final : public RuntimeBase {
   std::unique_ptr<cpu::ScatterLanes> scatters_;  // FlashD2H's scatters, one lane per layer; set by init
   std::deque<std::shared_ptr<CallJob>> jobs_;
   mutable TransferClock transfer_clock_;
+
+  // The overflow policy: the GPU's items (mapped: the plan writes them, the kernel reads them),
+  // its partial state, the window's state merged with it, and its key splits' workspace.
+  const OverflowRates rates_;
+  const bool overflow_on_;
+  Buffer sparse_items_{Buffer::Kind::kMapped};
+  Buffer o_sparse_{Buffer::Kind::kDevice}, lse_sparse_{Buffer::Kind::kDevice};
+  Buffer lse_window_sparse_{Buffer::Kind::kDevice}, sparse_ws_{Buffer::Kind::kDevice};
+  /// Per layer, what the policy decided (LayerStats::overflow_*), written by the plans.
+  struct OverflowTally {
+    int64_t calls = 0, items = 0, bytes = 0, rows = 0;
+    double cpu_s = 0.0, gpu_s = 0.0;  // the last plan's predictions
+  };
+  std::vector<OverflowTally> overflow_tally_;
+  mutable std::mutex tally_mutex_;
 
   mutable std::mutex error_mutex_;
   mutable Status async_error_;

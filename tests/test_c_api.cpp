@@ -126,13 +126,21 @@ TEST(CApi, OptionsDefaultEqualsCppDefaults) {
   EXPECT_EQ(static_cast<int>(c.numa_placement), static_cast<int>(d.numa_placement));
   EXPECT_EQ(c.store_chunk_bytes, d.store_chunk_bytes);
   EXPECT_EQ(c.store_limit_bytes, d.store_limit_bytes);
+  EXPECT_EQ(static_cast<int>(c.overflow), static_cast<int>(d.overflow));
+  EXPECT_EQ(c.overflow_margin, d.overflow_margin);
+  EXPECT_EQ(c.overflow_cpu_gbps, d.overflow_cpu_gbps);
+  EXPECT_EQ(c.overflow_cpu_row_gbps, d.overflow_cpu_row_gbps);
+  EXPECT_EQ(c.overflow_h2d_gbps, d.overflow_h2d_gbps);
+  EXPECT_EQ(c.overflow_gpu_gbps, d.overflow_gpu_gbps);
+  EXPECT_EQ(c.overflow_gpu_row_gbps, d.overflow_gpu_row_gbps);
+  EXPECT_EQ(c.overflow_window_gbps, d.overflow_window_gbps);
   hgca_options_default(nullptr);  // a no-op, not a crash
 }
 
 TEST(CApi, StructLayoutIsTheSameInCAndCpp) {
-  int64_t c_offsets[24] = {};
-  const int64_t c_size = hgca_test_c_options_layout(c_offsets, 24);
-  const int64_t cpp_offsets[24] = {
+  int64_t c_offsets[32] = {};
+  const int64_t c_size = hgca_test_c_options_layout(c_offsets, 32);
+  const int64_t cpp_offsets[32] = {
       offsetof(hgca_options, n_layers),       offsetof(hgca_options, n_q_heads),
       offsetof(hgca_options, n_kv_heads),     offsetof(hgca_options, head_dim),
       offsetof(hgca_options, dtype),          offsetof(hgca_options, sm_scale),
@@ -145,18 +153,26 @@ TEST(CApi, StructLayoutIsTheSameInCAndCpp) {
       offsetof(hgca_options, threads_per_node), offsetof(hgca_options, kv_split_tokens),
       offsetof(hgca_options, max_packed_heads),
       offsetof(hgca_options, isa),            offsetof(hgca_options, numa_placement),
-      offsetof(hgca_options, store_chunk_bytes), offsetof(hgca_options, store_limit_bytes)};
+      offsetof(hgca_options, store_chunk_bytes), offsetof(hgca_options, store_limit_bytes),
+      offsetof(hgca_options, overflow),       offsetof(hgca_options, overflow_margin),
+      offsetof(hgca_options, overflow_cpu_gbps), offsetof(hgca_options, overflow_cpu_row_gbps),
+      offsetof(hgca_options, overflow_h2d_gbps), offsetof(hgca_options, overflow_gpu_gbps),
+      offsetof(hgca_options, overflow_gpu_row_gbps), offsetof(hgca_options, overflow_window_gbps)};
   EXPECT_EQ(c_size, static_cast<int64_t>(sizeof(hgca_options)));
-  for (int i = 0; i < 24; ++i) EXPECT_EQ(c_offsets[i], cpp_offsets[i]) << "field " << i;
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(c_offsets[i], cpp_offsets[i]) << "field " << i;
 
-  int64_t c_stats[6] = {};
-  const int64_t c_stats_size = hgca_test_c_layer_stats_layout(c_stats, 6);
-  const int64_t cpp_stats[6] = {
+  int64_t c_stats[13] = {};
+  const int64_t c_stats_size = hgca_test_c_layer_stats_layout(c_stats, 13);
+  const int64_t cpp_stats[13] = {
       offsetof(hgca_layer_stats, sequences),     offsetof(hgca_layer_stats, window_tokens),
       offsetof(hgca_layer_stats, window_capacity), offsetof(hgca_layer_stats, store_tokens),
-      offsetof(hgca_layer_stats, selected_fraction), offsetof(hgca_layer_stats, reevaluations)};
+      offsetof(hgca_layer_stats, selected_fraction), offsetof(hgca_layer_stats, reevaluations),
+      offsetof(hgca_layer_stats, transfer_seconds), offsetof(hgca_layer_stats, overflow_calls),
+      offsetof(hgca_layer_stats, overflow_items), offsetof(hgca_layer_stats, overflow_bytes),
+      offsetof(hgca_layer_stats, overflow_rows), offsetof(hgca_layer_stats, overflow_predicted_cpu_seconds),
+      offsetof(hgca_layer_stats, overflow_predicted_gpu_seconds)};
   EXPECT_EQ(c_stats_size, static_cast<int64_t>(sizeof(hgca_layer_stats)));
-  for (int i = 0; i < 6; ++i) EXPECT_EQ(c_stats[i], cpp_stats[i]) << "field " << i;
+  for (int i = 0; i < 13; ++i) EXPECT_EQ(c_stats[i], cpp_stats[i]) << "field " << i;
 
   int64_t c_memory[10] = {};
   const int64_t c_memory_size = hgca_test_c_store_memory_stats_layout(c_memory, 10);

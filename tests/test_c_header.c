@@ -26,7 +26,7 @@ int64_t hgca_test_c_store_memory_stats_layout(int64_t* offsets, int32_t capacity
 /* Offsets of hgca_options' fields in declaration order as C lays them out; returns its size. */
 int64_t hgca_test_c_options_layout(int64_t* offsets, int32_t capacity) {
   hgca_options o;
-  const int64_t all[24] = {
+  const int64_t all[32] = {
       OFFSET(o, n_layers),      OFFSET(o, n_q_heads),      OFFSET(o, n_kv_heads),
       OFFSET(o, head_dim),      OFFSET(o, dtype),          OFFSET(o, sm_scale),
       OFFSET(o, window_blocks), OFFSET(o, block_tokens),   OFFSET(o, alpha),
@@ -35,17 +35,24 @@ int64_t hgca_test_c_options_layout(int64_t* offsets, int32_t capacity) {
       OFFSET(o, threads),
       OFFSET(o, deterministic), OFFSET(o, threads_per_node), OFFSET(o, kv_split_tokens),
       OFFSET(o, max_packed_heads), OFFSET(o, isa),        OFFSET(o, numa_placement),
-      OFFSET(o, store_chunk_bytes), OFFSET(o, store_limit_bytes)};
-  for (int32_t i = 0; i < capacity && i < 24; ++i) offsets[i] = all[i];
+      OFFSET(o, store_chunk_bytes), OFFSET(o, store_limit_bytes),
+      OFFSET(o, overflow),      OFFSET(o, overflow_margin), OFFSET(o, overflow_cpu_gbps),
+      OFFSET(o, overflow_cpu_row_gbps), OFFSET(o, overflow_h2d_gbps), OFFSET(o, overflow_gpu_gbps),
+      OFFSET(o, overflow_gpu_row_gbps), OFFSET(o, overflow_window_gbps)};
+  for (int32_t i = 0; i < capacity && i < 32; ++i) offsets[i] = all[i];
   return (int64_t)sizeof(hgca_options);
 }
 
 int64_t hgca_test_c_layer_stats_layout(int64_t* offsets, int32_t capacity) {
   hgca_layer_stats s;
-  const int64_t all[6] = {OFFSET(s, sequences),     OFFSET(s, window_tokens),
-                          OFFSET(s, window_capacity), OFFSET(s, store_tokens),
-                          OFFSET(s, selected_fraction), OFFSET(s, reevaluations)};
-  for (int32_t i = 0; i < capacity && i < 6; ++i) offsets[i] = all[i];
+  const int64_t all[13] = {OFFSET(s, sequences),     OFFSET(s, window_tokens),
+                           OFFSET(s, window_capacity), OFFSET(s, store_tokens),
+                           OFFSET(s, selected_fraction), OFFSET(s, reevaluations),
+                           OFFSET(s, transfer_seconds), OFFSET(s, overflow_calls),
+                           OFFSET(s, overflow_items), OFFSET(s, overflow_bytes),
+                           OFFSET(s, overflow_rows), OFFSET(s, overflow_predicted_cpu_seconds),
+                           OFFSET(s, overflow_predicted_gpu_seconds)};
+  for (int32_t i = 0; i < capacity && i < 13; ++i) offsets[i] = all[i];
   return (int64_t)sizeof(hgca_layer_stats);
 }
 

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -56,6 +57,7 @@ TEST(OptionsJson, RoundTripOfHgcaTuneOutput) {
   tuned.heads_per_task = 2;  // the method's padding: not a tuned field, not written
   tuned.isa = CpuIsa::kAvx2;
   tuned.numa_placement = NumaPlacement::kGpuLocal;
+  tuned.overflow_cpu_gbps = 12.5;  // hgca-tune's engine_gbps, for the overflow policy
   const TempFile f(tune::tuned_options_json(tuned, {{"tool", "hgca-tune"}, {"engine_gbps", 12.5}}).dump(2));
 
   Options o = model();
@@ -69,6 +71,7 @@ TEST(OptionsJson, RoundTripOfHgcaTuneOutput) {
   EXPECT_EQ(o.heads_per_task, 1);
   EXPECT_EQ(o.isa, CpuIsa::kAvx2);
   EXPECT_EQ(o.numa_placement, NumaPlacement::kGpuLocal);
+  EXPECT_EQ(o.overflow_cpu_gbps, 12.5);
   EXPECT_EQ(o.window_blocks, 3);
   EXPECT_EQ(o.n_q_heads, 8);
 
@@ -85,6 +88,30 @@ TEST(OptionsJson, RoundTripOfHgcaTuneOutput) {
       EXPECT_EQ(back.isa, isa);
       EXPECT_EQ(back.numa_placement, p);
     }
+  }
+}
+
+TEST(OptionsJson, OverflowPolicyKeys) {
+  const TempFile f(R"({"overflow": "always", "overflow_margin": 0.25, "overflow_cpu_gbps": 80,
+                       "overflow_cpu_row_gbps": 300.5, "overflow_h2d_gbps": 50, "overflow_gpu_gbps": 3000,
+                       "overflow_gpu_row_gbps": 800, "overflow_window_gbps": 0})");
+  Options o = model();
+  o.overflow_window_gbps = 7.0;
+  const Status s = load_options_json(f.path(), &o);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(o.overflow, OverflowMode::kAlways);
+  EXPECT_EQ(o.overflow_margin, 0.25);
+  EXPECT_EQ(o.overflow_cpu_gbps, 80.0);
+  EXPECT_EQ(o.overflow_cpu_row_gbps, 300.5);
+  EXPECT_EQ(o.overflow_h2d_gbps, 50.0);
+  EXPECT_EQ(o.overflow_gpu_gbps, 3000.0);
+  EXPECT_EQ(o.overflow_gpu_row_gbps, 800.0);
+  EXPECT_EQ(o.overflow_window_gbps, 0.0);  // 0: the default rate
+  for (auto mode : {OverflowMode::kAuto, OverflowMode::kOff, OverflowMode::kAlways}) {
+    const TempFile g(std::string(R"({"overflow": ")") + to_string(mode) + "\"}");
+    Options back;
+    ASSERT_TRUE(load_options_json(g.path(), &back).is_ok()) << to_string(mode);
+    EXPECT_EQ(back.overflow, mode);
   }
 }
 
@@ -123,6 +150,14 @@ TEST(OptionsJson, EveryBadFieldIsNamed) {
       {R"({"isa": 3})", {"isa = 3", "one of"}},
       {R"({"numa_placement": "near"})", {"numa_placement = \"near\"", "\"gpu_local\""}},
       {R"({"tuned_on": 7})", {"tuned_on = 7", "object"}},
+      {R"({"overflow": "sometimes"})", {"overflow = \"sometimes\"", "\"always\""}},
+      {R"({"overflow": 2})", {"overflow = 2", "one of"}},
+      {R"({"overflow_margin": 1})", {"overflow_margin = 1", "[0, 1)"}},
+      {R"({"overflow_margin": -0.1})", {"overflow_margin = -0.1", "[0, 1)"}},
+      {R"({"overflow_margin": "0.1"})", {"overflow_margin = \"0.1\""}},
+      {R"({"overflow_cpu_gbps": -3})", {"overflow_cpu_gbps = -3", "≥ 0"}},
+      {R"({"overflow_window_gbps": null})", {"overflow_window_gbps = null", "GB/s"}},
+      {R"({"overflow_gbps": 3})", {"unknown key \"overflow_gbps\"", "overflow_margin"}},
       {R"({"thread": 4})", {"unknown key \"thread\"", "threads_per_node"}},
       {R"({"window_blocks": 4})", {"unknown key \"window_blocks\""}},
       {R"([1, 2])", {"expected an object"}},
@@ -176,6 +211,32 @@ TEST(OptionsJson, RuntimeValidatesTheNewFields) {
   s = Runtime::create(o, &rt);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("max_packed_heads = -2"));
+  o = model();
+  o.overflow = static_cast<OverflowMode>(3);
+  s = Runtime::create(o, &rt);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("overflow = 3"));
+  o = model();
+  o.overflow_margin = 1.0;
+  s = Runtime::create(o, &rt);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("overflow_margin = 1"));
+  o = model();
+  o.overflow_h2d_gbps = std::nan("");
+  s = Runtime::create(o, &rt);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("overflow_h2d_gbps = nan"));
+  o = model();
+  o.overflow_gpu_gbps = -1.0;
+  s = Runtime::create(o, &rt);
+  EXPECT_THAT(s.message(), HasSubstr("overflow_gpu_gbps = -1"));
+  // The host backend ignores the policy, but its options are still checked; valid ones create.
+  o = model();
+  o.overflow = OverflowMode::kAlways;
+  o.overflow_margin = 0.5;
+  o.overflow_cpu_gbps = 20.0;
+  s = Runtime::create(o, &rt);
+  EXPECT_TRUE(s.is_ok()) << s.message();
 }
 
 /// Sets HGCA_CONFIG for one scope.
@@ -254,6 +315,15 @@ TEST(OptionsJson, CAbiMirror) {
   EXPECT_EQ(c.isa, HGCA_ISA_AVX512);
   EXPECT_EQ(c.numa_placement, HGCA_NUMA_PLACEMENT_BALANCED);
   EXPECT_EQ(c.alpha, 0.3f);
+  const TempFile policy(R"({"overflow": "off", "overflow_margin": 0.2, "overflow_cpu_gbps": 90.5,
+                            "overflow_gpu_row_gbps": 700})");
+  ASSERT_EQ(hgca_load_options_json(policy.path().c_str(), &c), HGCA_OK) << hgca_last_error();
+  EXPECT_EQ(c.overflow, HGCA_OVERFLOW_OFF);
+  EXPECT_EQ(c.overflow_margin, 0.2);
+  EXPECT_EQ(c.overflow_cpu_gbps, 90.5);
+  EXPECT_EQ(c.overflow_gpu_row_gbps, 700.0);
+  EXPECT_EQ(c.overflow_h2d_gbps, 0.0);
+  EXPECT_EQ(c.threads, 6);  // kept
 
   const TempFile bad(R"({"isa": "mmx"})");
   EXPECT_EQ(hgca_load_options_json(bad.path().c_str(), &c), HGCA_INVALID_ARGUMENT);

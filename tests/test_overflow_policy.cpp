@@ -256,8 +256,46 @@ TEST(OverflowPolicy, RefusesBadInputByName) {
   expect_invalid(rates_with([](auto& r) { r.gpu_gbps = NAN; }), "gpu_gbps = nan");
   expect_invalid(rates_with([](auto& r) { r.gpu_row_gbps = 0; }), "gpu_row_gbps = 0");
   expect_invalid(rates_with([](auto& r) { r.gpu_fixed_s = -1e-6; }), "gpu_fixed_s");
+  expect_invalid(rates_with([](auto& r) { r.window_gbps = 0; }), "window_gbps = 0");
+  expect_invalid(plan_overflow_all(items, -2.0, ok, &out), "window_s = -2");
+  expect_invalid(plan_overflow_all(bad_rows, 0.0, ok, &out), "rows = 0");
   EXPECT_EQ(out.bytes_moved, 123);
   EXPECT_TRUE(check_overflow_rates(ok).is_ok());
+}
+
+// overflow = always: every non-empty item moves even where that loses, with the same account.
+TEST(OverflowPolicy, AllMovesEveryNonEmptyItem) {
+  const OverflowRates rates;
+  const std::vector<OverflowItem> items = {{kMB, 1}, {0, 1}, {3 * kMB, 40}, {0, 7}, {kMB / 2, 1}};
+  OverflowPlan p;
+  ASSERT_TRUE(plan_overflow_all(items, 1.0, rates, &p).is_ok());  // a window far longer than the CPU
+  EXPECT_EQ(p.gpu_items, (std::vector<int32_t>{0, 2, 4}));
+  EXPECT_EQ(p.bytes_moved, kMB + 3 * kMB + kMB / 2);
+  EXPECT_EQ(p.rows_moved, 1 + 40 + 1);
+  EXPECT_EQ(p.cpu_s, 0.0);
+  EXPECT_GT(p.critical_s(), p.critical_alone_s());  // a loss, moved anyway
+  expect_consistent(items, p, 1.0, rates);
+  ASSERT_TRUE(plan_overflow_all(decode_items(4, 0), 0.0, rates, &p).is_ok());
+  EXPECT_TRUE(p.gpu_items.empty());
+  EXPECT_EQ(p.gpu_s, 0.0);  // nothing moved: no fixed cost
+}
+
+// Options' rates: 0 keeps each default, a positive value replaces it.
+TEST(OverflowPolicy, RatesFromOptions) {
+  Options o;
+  o.overflow_cpu_gbps = 42.0;
+  o.overflow_window_gbps = 1000.0;
+  const OverflowRates r = overflow_rates(o), d;
+  EXPECT_EQ(r.cpu_gbps, 42.0);
+  EXPECT_EQ(r.window_gbps, 1000.0);
+  EXPECT_EQ(r.cpu_row_gbps, d.cpu_row_gbps);
+  EXPECT_EQ(r.h2d_gbps, d.h2d_gbps);
+  EXPECT_EQ(r.gpu_gbps, d.gpu_gbps);
+  EXPECT_EQ(r.gpu_row_gbps, d.gpu_row_gbps);
+  EXPECT_EQ(r.gpu_fixed_s, d.gpu_fixed_s);
+  EXPECT_TRUE(check_overflow_options(o).is_ok());
+  o.overflow_cpu_row_gbps = -1.0;
+  expect_invalid(check_overflow_options(o), "overflow_cpu_row_gbps = -1");
 }
 
 }  // namespace

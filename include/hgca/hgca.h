@@ -38,6 +38,7 @@ typedef enum hgca_numa_placement {
   HGCA_NUMA_PLACEMENT_BALANCED = 1,
   HGCA_NUMA_PLACEMENT_GPU_LOCAL = 2
 } hgca_numa_placement;
+typedef enum hgca_overflow { HGCA_OVERFLOW_AUTO = 0, HGCA_OVERFLOW_OFF = 1, HGCA_OVERFLOW_ALWAYS = 2 } hgca_overflow;
 
 /* Mirrors hgca::Options; hgca_options_default() fills the documented defaults. */
 typedef struct hgca_options {
@@ -57,6 +58,11 @@ typedef struct hgca_options {
   hgca_numa_placement numa_placement;
   /* DRAM store memory */
   int64_t store_chunk_bytes, store_limit_bytes;
+  /* the overflow policy (CUDA backend; rates in GB/s, 0: the default) */
+  hgca_overflow overflow;
+  double overflow_margin;
+  double overflow_cpu_gbps, overflow_cpu_row_gbps, overflow_h2d_gbps, overflow_gpu_gbps, overflow_gpu_row_gbps,
+      overflow_window_gbps;
 } hgca_options;
 
 /* Mirrors hgca::LayerStats but for the per-head context sizes, which hgca_get_layer_stats() writes apart. */
@@ -64,6 +70,9 @@ typedef struct hgca_layer_stats {
   int64_t sequences, window_tokens, window_capacity, store_tokens;
   double selected_fraction;
   int64_t reevaluations;
+  double transfer_seconds;
+  int64_t overflow_calls, overflow_items, overflow_bytes, overflow_rows;
+  double overflow_predicted_cpu_seconds, overflow_predicted_gpu_seconds;
 } hgca_layer_stats;
 
 /* Mirrors hgca::NumaNodeStats. */
@@ -95,8 +104,8 @@ const char* hgca_status_string(hgca_status status);
 const char* hgca_last_error(void);
 
 /* Loads the tuned fields (threads, threads_per_node, kv_split_tokens, max_packed_heads, isa,
- * numa_placement) from a JSON file as hgca-tune writes it into *inout; other fields keep their
- * values, and on failure *inout is unchanged (see hgca::load_options_json). hgca_create also applies
+ * numa_placement, overflow, overflow_margin, overflow_*_gbps) from a JSON file as hgca-tune writes
+ * it into *inout; other fields keep their values, and on failure *inout is unchanged (see hgca::load_options_json). hgca_create also applies
  * the file named by the environment variable HGCA_CONFIG over the options it is given. */
 hgca_status hgca_load_options_json(const char* path, hgca_options* inout);
 

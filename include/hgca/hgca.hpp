@@ -35,6 +35,15 @@ enum class CpuIsa : int32_t { kAuto = 0, kPortable = 1, kAvx2 = 2, kAvx512 = 3, 
 /// host backend, or hwloc blind to the GPU) every mode balances by load.
 enum class NumaPlacement : int32_t { kAuto = 0, kBalanced = 1, kGpuLocal = 2 };
 
+/// The overflow policy of the CUDA backend (issue 5, item 3): per call, which (sequence, KV head)
+/// context sets the GPU attends itself, reading them from host memory, instead of the CPU.
+/// kAuto: a cost model over measured rates (Options::overflow_*) moves items when that shortens
+/// the call's critical path by Options::overflow_margin; kOff: the CPU attends every context set;
+/// kAlways: every non-empty context set moves (for tests and benchmarks). The host backend ignores
+/// it; with more than 8 query heads per KV head the GPU's sparse kernel does not apply, so kAuto
+/// acts as kOff there and kAlways is refused.
+enum class OverflowMode : int32_t { kAuto = 0, kOff = 1, kAlways = 2 };
+
 enum class StatusCode : int32_t {
   kOk = 0,
   kInvalidArgument = 1,     ///< a shape, dtype, id or parameter is wrong
@@ -50,6 +59,7 @@ const char* to_string(DType dtype);
 const char* to_string(Backend backend);
 const char* to_string(CpuIsa isa);  ///< "auto", "portable", "avx2", "avx512", "avx512bf16"
 const char* to_string(NumaPlacement placement);    ///< "auto", "balanced", "gpu_local"
+const char* to_string(OverflowMode mode);          ///< "auto", "off", "always"
 /// Bytes per element of `dtype`.
 std::size_t dtype_size(DType dtype);
 
@@ -122,13 +132,32 @@ struct Options {
   /// At most this many bytes of store memory over all nodes; 0: no limit. A call that needs more
   /// fails with kOutOfMemory and loses no KV entry.
   int64_t store_limit_bytes = 0;
+
+  // --- the overflow policy (CUDA backend; the host backend ignores these) ---
+  OverflowMode overflow = OverflowMode::kAuto;
+  /// kAuto moves items only when the predicted critical path drops by at least this fraction, in [0, 1).
+  double overflow_margin = 0.1;
+  /// The cost model's rates in GB/s (src/overflow_policy.hpp); 0 keeps the default, the GPU
+  /// machine's figures. cpu: the CPU engine over selected K+V (hgca-tune's measurement, written to
+  /// its JSON); cpu_row: the CPU engine per query row once compute-bound; h2d: the GPU reading
+  /// host memory; gpu, gpu_row: the GPU's sparse attention, as the CPU's; window: the window's
+  /// attention over its K+V.
+  double overflow_cpu_gbps = 0.0;
+  double overflow_cpu_row_gbps = 0.0;
+  double overflow_h2d_gbps = 0.0;
+  double overflow_gpu_gbps = 0.0;
+  double overflow_gpu_row_gbps = 0.0;
+  double overflow_window_gbps = 0.0;
 };
 
 /// Loads the tuned fields of `*inout` from a JSON file as hgca-tune writes it (--out); the fields the
 /// file does not name keep their values. Keys (all optional): "threads", "threads_per_node",
 /// "kv_split_tokens", "max_packed_heads" (integers ≥ 0), "isa" ("auto", "portable", "avx2",
-/// "avx512", "avx512bf16"), "numa_placement" ("auto", "balanced", "gpu_local"), and "tuned_on" (an
-/// object describing the measurement, not read). Any other key, a wrong type or an out-of-range
+/// "avx512", "avx512bf16"), "numa_placement" ("auto", "balanced", "gpu_local"), the overflow
+/// policy's "overflow" ("auto", "off", "always"), "overflow_margin" (a number in [0, 1)) and rates
+/// "overflow_cpu_gbps", "overflow_cpu_row_gbps", "overflow_h2d_gbps", "overflow_gpu_gbps",
+/// "overflow_gpu_row_gbps", "overflow_window_gbps" (numbers ≥ 0; hgca-tune writes the first), and
+/// "tuned_on" (an object describing the measurement, not read). Any other key, a wrong type or an out-of-range
 /// value is an error naming the file, the key, the value and what was expected; `*inout` is then
 /// left as it was. ("heads_per_task" is refused with a pointer to max_packed_heads: it is the
 /// method's padding, not a tuned field, and files of earlier hgca-tune versions used that name for
@@ -168,6 +197,17 @@ struct LayerStats {
   /// events; calls captured into a graph are not timed. 0 on the host backend, where eviction is
   /// part of the CPU's work.
   double transfer_seconds = 0.0;
+  /// The overflow policy's decisions (CUDA backend; 0 on the host backend): calls of this layer
+  /// that attended any context set on the GPU, and the (sequence, KV head) items, K+V bytes and
+  /// query rows they moved, summed over the calls.
+  int64_t overflow_calls = 0;
+  int64_t overflow_items = 0;
+  int64_t overflow_bytes = 0;
+  int64_t overflow_rows = 0;
+  /// The cost model's prediction for the layer's last call, as planned: the CPU's part and the
+  /// GPU's part in seconds (0 with the policy off).
+  double overflow_predicted_cpu_seconds = 0.0;
+  double overflow_predicted_gpu_seconds = 0.0;
 };
 
 /// One NUMA node of the runtime's CPU pool.

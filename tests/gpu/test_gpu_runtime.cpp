@@ -147,9 +147,12 @@ void expect_same_history(Runtime& a, Runtime& b, SeqId id, const Options& o) {
 }
 
 // Decode steps captured into CUDA graphs (one graph per step, launched once) give bit-identical
-// outputs, stores and context sets to the same steps called directly — across evictions.
-TEST(CudaGraph, CapturedDecodeStepsEqualDirectCalls) {
-  const Options o = small_options(DType::kBFloat16);
+// outputs, stores and context sets to the same steps called directly — across evictions; with the
+// overflow policy off, and with every context set attended on the GPU (items written by the plan
+// when the graph runs).
+void expect_captured_equal_direct(OverflowMode overflow) {
+  Options o = small_options(DType::kBFloat16);
+  o.overflow = overflow;
   Driver direct(o), graphed(o);
   const std::vector<SeqId> ids{5, 9};
   for (SeqId id : ids) {
@@ -187,6 +190,14 @@ TEST(CudaGraph, CapturedDecodeStepsEqualDirectCalls) {
   ASSERT_TRUE(graphed.rt().layer_stats(0, &st).is_ok());
   EXPECT_GT(st.store_tokens, 0);
   EXPECT_LT(st.selected_fraction, 1.0);
+  if (overflow == OverflowMode::kAlways) {
+    EXPECT_GT(st.overflow_items, 0);
+  }
+}
+
+TEST(CudaGraph, CapturedDecodeStepsEqualDirectCalls) { expect_captured_equal_direct(OverflowMode::kOff); }
+TEST(CudaGraph, CapturedDecodeStepsEqualDirectCallsWithEveryContextSetOnTheGpu) {
+  expect_captured_equal_direct(OverflowMode::kAlways);
 }
 
 // attention() enqueues and returns while the stream is still held by an earlier kernel: the

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -190,6 +191,23 @@ void print_human(const Summary& s) {
              mib(static_cast<double>(t.window) * o.n_kv_heads * kv_bytes_per_token_head),
              mib(static_cast<double>(t.store) * o.n_kv_heads * kv_bytes_per_token_head),
              mib(static_cast<double>(t.context) * kv_bytes_per_token_head));
+  if (s.backend == hgca::Backend::kCuda) {
+    hgca::LayerStats sum;
+    for (const auto& l : s.layers) {
+      sum.overflow_calls += l.overflow_calls;
+      sum.overflow_items += l.overflow_items;
+      sum.overflow_bytes += l.overflow_bytes;
+      sum.overflow_rows += l.overflow_rows;
+      sum.overflow_predicted_cpu_seconds += l.overflow_predicted_cpu_seconds;
+      sum.overflow_predicted_gpu_seconds += l.overflow_predicted_gpu_seconds;
+    }
+    fmt::print("overflow   policy {}: {} of {} layer calls attended context sets on the GPU ({} items, {:.2f} MiB, {} "
+               "query rows); last step predicted CPU {:.3f} ms, GPU {:.3f} ms (summed over layers)\n",
+               hgca::to_string(o.overflow), sum.overflow_calls,
+               int64_t{o.n_layers} * (s.prefill_steps + static_cast<int64_t>(s.decode_seconds.size())),
+               sum.overflow_items, mib(static_cast<double>(sum.overflow_bytes)), sum.overflow_rows,
+               1e3 * sum.overflow_predicted_cpu_seconds, 1e3 * sum.overflow_predicted_gpu_seconds);
+  }
   fmt::print("method     {}\n", method_line(o));
   fmt::print("backend    {}, threads {}{}\n", hgca::to_string(s.backend),
              o.threads > 0 ? fmt::to_string(o.threads) : "all cores", o.deterministic ? ", deterministic" : "");
@@ -238,7 +256,13 @@ void print_json(const Summary& s) {
                       {"store_tokens", l.store_tokens},
                       {"context_tokens", l.context_tokens},
                       {"selected_fraction", l.selected_fraction},
-                      {"reevaluations", l.reevaluations}});
+                      {"reevaluations", l.reevaluations},
+                      {"overflow_calls", l.overflow_calls},
+                      {"overflow_items", l.overflow_items},
+                      {"overflow_bytes", l.overflow_bytes},
+                      {"overflow_rows", l.overflow_rows},
+                      {"overflow_predicted_cpu_ms", 1e3 * l.overflow_predicted_cpu_seconds},
+                      {"overflow_predicted_gpu_ms", 1e3 * l.overflow_predicted_gpu_seconds}});
   }
   j["layers"] = std::move(layers);
   j["n_layers"] = o.n_layers;
@@ -256,6 +280,7 @@ void print_json(const Summary& s) {
   j["reeval_min_tokens"] = o.reeval_min_tokens;
   j["heads_per_task"] = o.heads_per_task;
   j["deterministic"] = o.deterministic;
+  j["overflow"] = hgca::to_string(o.overflow);
   if (s.fidelity) {
     j["fidelity_positions"] = s.fidelity->positions;
     j["top1_agreement"] = s.fidelity->top1_agreement;
@@ -431,6 +456,12 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "host", "cuda"}))->group(exec_group);
   app.add_option("--threads", o.threads, "CPU worker threads, 0 = all cores")->capture_default_str()
       ->group(exec_group);
+  app.add_option("--overflow", o.overflow, "the CUDA backend's overflow policy: auto (a cost model moves context "
+                 "sets to the GPU when that shortens the call), off (the CPU attends them all), always (every "
+                 "non-empty one moves)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, hgca::OverflowMode>{
+          {"auto", hgca::OverflowMode::kAuto}, {"off", hgca::OverflowMode::kOff}, {"always", hgca::OverflowMode::kAlways}}))
+      ->default_str("auto")->group(exec_group);
   app.add_flag("--deterministic", o.deterministic, "re-evaluations publish before the next call (reproducible runs)")
       ->group(exec_group);
   app.add_flag("--json", cli.json, "print the summary as one JSON object on stdout")->group(exec_group);

@@ -300,6 +300,7 @@ int main(int argc, char** argv) {
   tuned.kv_split_tokens = best.config.kv_split_tokens;
   tuned.isa = best.config.isa;
   tuned.numa_placement = best.config.placement;
+  tuned.overflow_cpu_gbps = best.gbps;  // the overflow policy's CPU rate: this engine, measured here
   const hgca::tune::DramResult& dram_full = dram.back();
   json workload_json = {{"q_heads", cli.shape.q_heads},       {"kv_heads", cli.shape.kv_heads},
                         {"head_dim", cli.shape.head_dim},     {"dtype", hgca::to_string(cli.shape.dtype)},
