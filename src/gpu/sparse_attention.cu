@@ -231,6 +231,7 @@ __global__ void __launch_bounds__(kSparseThreads, sparse_blocks_per_sm(TP)) spar
           l += e;
         }
         l = warp_sum(l);
+        __syncwarp();  // every lane has read m_s[g] before lane 0 rewrites it (shuffles order no memory)
         if (lane == 0) {
           const float corr = exp2f(m_old - m_new);  // 0 for the first sub-chunk (m_old = -inf)
           corr_s[g] = corr;
