@@ -64,15 +64,7 @@ void run_mixed(const Options& o, double tolerance, uint64_t seed) {
                                   : 1);
     }
     const auto results = h.step(live, n_new, 1.5);
-    for (std::size_t l = 0; l < results.size(); ++l) {
-      const auto& r = results[l];
-      for (double x : r.out) ASSERT_FALSE(std::isnan(x));
-      ASSERT_LE(ref::relative_error(r.out, r.ref_out), tolerance) << "step " << step << " layer " << l;
-      for (std::size_t i = 0; i < r.lse.size(); ++i) {
-        ASSERT_NEAR(r.lse[i], r.ref_lse[i], 1e-5 * std::max(1.0, std::abs(r.ref_lse[i])))
-            << "step " << step << " layer " << l << " row " << i;
-      }
-    }
+    ASSERT_NO_FATAL_FAILURE(test::check_against_reference(results, tolerance, step));
   }
   // The run must have exercised the store and the re-evaluation.
   LayerStats st;
