@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cpu/sparse_engine.hpp"
+#include "cuda_timing.hpp"
 #include "dtype.hpp"
 #include "gpu/window_attention.hpp"
 #include "merge/merge_cuda.hpp"
@@ -28,13 +29,6 @@ using hgca::detail::bf16_t;
 constexpr int32_t kHq = 32, kHkv = 8, kD = 128, kW = 1024;
 constexpr double kSelected = 0.10;
 
-#define BENCH_CUDA(expr)                                                              \
-  do {                                                                                \
-    if (cudaError_t bench_e = (expr); bench_e != cudaSuccess) {                       \
-      state.SkipWithError((std::string(#expr) + ": " + cudaGetErrorString(bench_e)).c_str()); \
-      return;                                                                         \
-    }                                                                                 \
-  } while (0)
 
 std::vector<bf16_t> random_bf16(std::size_t n, uint64_t seed) {
   std::vector<bf16_t> v(n);
@@ -205,12 +199,8 @@ void BM_DecodeLayer(benchmark::State& state) {
   for (int i = 0; i < 3; ++i) BENCH_CUDA(layer());  // warm-up
   BENCH_CUDA(cudaStreamSynchronize(s));
   for (auto _ : state) {
-    BENCH_CUDA(cudaEventRecord(start, s));
-    BENCH_CUDA(layer());
-    BENCH_CUDA(cudaEventRecord(stop, s));
-    BENCH_CUDA(cudaEventSynchronize(stop));
     float ms = 0;
-    BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    BENCH_CUDA(hgca::bench::event_ms(s, start, stop, layer, &ms));
     state.SetIterationTime(ms / 1e3);
   }
   state.counters["context"] = static_cast<double>(context);
@@ -258,13 +248,11 @@ void BM_MergeZeroCopy(benchmark::State& state) {
   }
   int i = 0;
   for (auto _ : state) {
-    BENCH_CUDA(cudaEventRecord(start, s));
-    BENCH_CUDA(static_cast<cudaError_t>(hgca::merge::launch_merge_states(
-        o_a[i], l_a[i], o_b[i], l_b[i], kRows, kD, hgca::DType::kFloat32, out[i], nullptr, s)));
-    BENCH_CUDA(cudaEventRecord(stop, s));
-    BENCH_CUDA(cudaEventSynchronize(stop));
     float ms = 0;
-    BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    BENCH_CUDA(hgca::bench::event_ms(s, start, stop, [&] {
+      return static_cast<cudaError_t>(hgca::merge::launch_merge_states(
+          o_a[i], l_a[i], o_b[i], l_b[i], kRows, kD, hgca::DType::kFloat32, out[i], nullptr, s));
+    }, &ms));
     state.SetIterationTime(ms / 1e3);
     i = (i + 1) % kSets;
   }

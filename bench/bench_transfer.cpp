@@ -35,21 +35,15 @@
 #include <vector>
 
 #include "cpu/flash_d2h.hpp"
-#include "transfer_kernels.hpp"
-#include "gpu/flash_h2d.hpp"
 #include "cpu/pool.hpp"
+#include "cuda_timing.hpp"
+#include "gpu/flash_h2d.hpp"
 #include "kvmgr/store.hpp"
 #include "kvmgr/store_memory.hpp"
+#include "transfer_kernels.hpp"
 
 namespace {
 
-#define BENCH_CUDA(expr)                                                                      \
-  do {                                                                                        \
-    if (cudaError_t bench_e = (expr); bench_e != cudaSuccess) {                               \
-      state.SkipWithError((std::string(#expr) + ": " + cudaGetErrorString(bench_e)).c_str()); \
-      return;                                                                                 \
-    }                                                                                         \
-  } while (0)
 
 constexpr std::size_t kPoolBytes = std::size_t{1} << 30;
 constexpr std::size_t kMoveBytes = std::size_t{256} << 20;  // per iteration, every method
@@ -213,12 +207,8 @@ void BM_H2D(benchmark::State& state) {
   std::vector<double> seconds;
   int d = 1;
   for (auto _ : state) {
-    BENCH_CUDA(cudaEventRecord(start, s));
-    BENCH_CUDA(gather(d));
-    BENCH_CUDA(cudaEventRecord(stop, s));
-    BENCH_CUDA(cudaEventSynchronize(stop));
     float ms = 0;
-    BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    BENCH_CUDA(hgca::bench::event_ms(s, start, stop, [&] { return gather(d); }, &ms));
     state.SetIterationTime(ms / 1e3);
     seconds.push_back(ms / 1e3);
     d = (d + 1) % kDraws;
@@ -397,12 +387,8 @@ void BM_D2H(benchmark::State& state) {
       BENCH_CUDA(run());
       sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     } else {
-      BENCH_CUDA(cudaEventRecord(start, s));
-      BENCH_CUDA(run());
-      BENCH_CUDA(cudaEventRecord(stop, s));
-      BENCH_CUDA(cudaEventSynchronize(stop));
       float ms = 0;
-      BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
+      BENCH_CUDA(hgca::bench::event_ms(s, start, stop, run, &ms));
       sec = ms / 1e3;
     }
     state.SetIterationTime(sec);
@@ -477,12 +463,8 @@ void BM_ComputeBeside(benchmark::State& state) {
   const auto t0 = std::chrono::steady_clock::now();
   const int64_t moved0 = moved.load();
   for (auto _ : state) {
-    BENCH_CUDA(cudaEventRecord(start, s));
-    BENCH_CUDA(kernel());
-    BENCH_CUDA(cudaEventRecord(stop, s));
-    BENCH_CUDA(cudaEventSynchronize(stop));
     float ms = 0;
-    BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    BENCH_CUDA(hgca::bench::event_ms(s, start, stop, kernel, &ms));
     state.SetIterationTime(ms / 1e3);
     ms_each.push_back(ms);
   }
