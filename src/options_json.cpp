@@ -11,15 +11,12 @@
 #include <utility>
 #include <nlohmann/json.hpp>
 
+#include "status_error.hpp"
+
 namespace hgca {
 namespace {
 
 using nlohmann::json;
-
-template <typename... Args>
-Status error(StatusCode code, fmt::format_string<Args...> format, Args&&... args) {
-  return {code, fmt::format(format, std::forward<Args>(args)...)};
-}
 
 constexpr const char* kIsaNames[] = {"auto", "portable", "avx2", "avx512", "avx512bf16"};
 constexpr const char* kPlacementNames[] = {"auto", "balanced", "gpu_local"};

@@ -20,13 +20,9 @@
 #include "kvmgr/store.hpp"
 #include "kvmgr/store_memory.hpp"
 #include "runtime_backends.hpp"
+#include "status_error.hpp"
 
 namespace hgca {
-
-template <typename... Args>
-Status error(StatusCode code, fmt::format_string<Args...> format, Args&&... args) {
-  return {code, fmt::format(format, std::forward<Args>(args)...)};
-}
 
 /// Checks every field; `backend` is checked against what this build and machine offer.
 Status validate_options(const Options& o);

@@ -17,14 +17,10 @@
 #include <set>
 
 #include "cpu/placement.hpp"
+#include "status_error.hpp"
 
 namespace hgca::cpu {
 namespace {
-
-template <typename... Args>
-Status error(StatusCode code, fmt::format_string<Args...> format, Args&&... args) {
-  return {code, fmt::format(format, std::forward<Args>(args)...)};
-}
 
 std::string cpu_list(hwloc_const_bitmap_t set) {
   char* text = nullptr;
