@@ -39,9 +39,11 @@ Status check_overflow_rates(const OverflowRates& r) {
       return {StatusCode::kInvalidArgument, fmt::format("overflow rates: {} = {}, expected a finite rate > 0", name, value)};
     }
   }
-  if (!std::isfinite(r.gpu_fixed_s) || r.gpu_fixed_s < 0.0) {
-    return {StatusCode::kInvalidArgument,
-            fmt::format("overflow rates: gpu_fixed_s = {}, expected finite seconds ≥ 0", r.gpu_fixed_s)};
+  const std::pair<const char*, double> fixed[] = {{"gpu_fixed_s", r.gpu_fixed_s}, {"cpu_fixed_s", r.cpu_fixed_s}};
+  for (const auto& [name, value] : fixed) {
+    if (!std::isfinite(value) || value < 0.0) {
+      return {StatusCode::kInvalidArgument, fmt::format("overflow rates: {} = {}, expected finite seconds ≥ 0", name, value)};
+    }
   }
   return Status::ok();
 }
@@ -116,8 +118,10 @@ OverflowPlan make_plan(std::span<const OverflowItem> items, const std::vector<ch
   OverflowPlan plan;
   plan.window_s = window_s;
   plan.gpu_s = window_s;
+  bool cpu_any = false, any = false;
   for (std::size_t i = 0; i < items.size(); ++i) {
     plan.cpu_alone_s += cpu[i];
+    any = any || items[i].kv_bytes > 0;
     if (moved[i]) {
       plan.gpu_items.push_back(static_cast<int32_t>(i));
       plan.bytes_moved += items[i].kv_bytes;
@@ -125,9 +129,12 @@ OverflowPlan make_plan(std::span<const OverflowItem> items, const std::vector<ch
       plan.gpu_s += gpu[i];
     } else {
       plan.cpu_s += cpu[i];
+      cpu_any = cpu_any || items[i].kv_bytes > 0;
     }
   }
   if (!plan.gpu_items.empty()) plan.gpu_s += rates.gpu_fixed_s;
+  if (cpu_any) plan.cpu_s += rates.cpu_fixed_s;
+  if (any) plan.cpu_alone_s += rates.cpu_fixed_s;
   return plan;
 }
 
@@ -162,20 +169,29 @@ Status plan_overflow(std::span<const OverflowItem> items, double window_s, const
     return a < b;
   });
   std::vector<char> moved(n, 0);
+  const double cpu_fixed = order.empty() ? 0.0 : rates.cpu_fixed_s;
   double cpu_left = cpu_alone, gpu_added = 0.0;
-  double critical = std::max(cpu_alone, window_s);
+  double critical = std::max(cpu_fixed + cpu_alone, window_s);
+  std::size_t left = order.size();  // non-empty items still on the CPU
   for (const int32_t i : order) {
-    const double with_i = std::max(cpu_left - cpu[i], window_s + rates.gpu_fixed_s + gpu_added + gpu[i]);
+    const double cpu_after = left > 1 ? cpu_fixed + cpu_left - cpu[i] : 0.0;
+    const double with_i = std::max(cpu_after, window_s + rates.gpu_fixed_s + gpu_added + gpu[i]);
     if (with_i < critical) {
       moved[i] = 1;
       cpu_left -= cpu[i];
       gpu_added += gpu[i];
       critical = with_i;
+      --left;
     }
   }
 
-  OverflowPlan plan = make_plan(items, moved, cpu, gpu, window_s, rates);
   // Compared as reported (sums in index order, not the running ones).
+  OverflowPlan plan = make_plan(items, moved, cpu, gpu, window_s, rates);
+  std::vector<char> all(n, 0);
+  for (const int32_t i : order) all[static_cast<std::size_t>(i)] = 1;
+  if (OverflowPlan every = make_plan(items, all, cpu, gpu, window_s, rates); every.critical_s() < plan.critical_s()) {
+    plan = std::move(every);
+  }
   if (plan.gpu_items.empty() || !(plan.critical_s() <= (1.0 - margin) * plan.critical_alone_s())) {
     plan = make_plan(items, std::vector<char>(n, 0), cpu, gpu, window_s, rates);
   }

@@ -37,12 +37,17 @@ struct OverflowRates {
   /// Fixed cost of the GPU path in a step that moves anything: the gather, attend and combine
   /// launches and the second merge (an estimate).
   double gpu_fixed_s = 20e-6;
+  /// Fixed cost of the CPU path in a step that leaves it anything: waking the pool, its tasks and
+  /// their results reaching the merge. hgca-decode's default run on the GPU machine
+  /// (bench/results/overflow-policy) was 19 µs per layer faster with every item moved than with none
+  /// (tiny context sets, so the difference is fixed costs): cpu_fixed_s − gpu_fixed_s ≈ 19 µs.
+  double cpu_fixed_s = 40e-6;
   /// The window's attention: GB/s of window K+V read, for the GPU's part with nothing moved
   /// (bench/results/gpu-window: 3.56–4.03 TB/s at the large decode shapes, the low end).
   double window_gbps = 3500.0;
 };
 
-/// Ok, or an error naming the first rate that is not finite and > 0 (gpu_fixed_s: ≥ 0).
+/// Ok, or an error naming the first rate that is not finite and > 0 (the fixed costs: ≥ 0).
 Status check_overflow_rates(const OverflowRates& rates);
 
 /// The rates Options name (Options::overflow_*_gbps; 0 keeps the default above).
@@ -69,7 +74,7 @@ struct OverflowPlan {
   std::vector<int32_t> gpu_items;  ///< items to gather and attend on the GPU, ascending indices
   int64_t bytes_moved = 0;         ///< their K+V bytes, i.e. the gather's size
   int64_t rows_moved = 0;          ///< their query rows
-  double cpu_s = 0.0;              ///< predicted: the CPU's part (the items left on it)
+  double cpu_s = 0.0;              ///< predicted: the CPU's part (cpu_fixed_s + the items left on it, if any)
   double gpu_s = 0.0;              ///< predicted: the GPU's part (window, plus fixed + gather + attention if anything moves)
   double cpu_alone_s = 0.0;        ///< predicted: the CPU's part with nothing moved
   double window_s = 0.0;           ///< the GPU's part with nothing moved (the caller's estimate)
@@ -78,13 +83,15 @@ struct OverflowPlan {
 };
 
 /// Decides which items of a step to move to the GPU. The step's critical path is the larger of the
-/// CPU's part (Σ CPU seconds of the items it keeps) and the GPU's (the window's `window_s`, plus,
-/// when anything moves, gpu_fixed_s and Σ GPU seconds of the moved items). Items are taken greedily
-/// in order of CPU seconds over GPU seconds (then larger first), each while it shortens the critical
-/// path; the result is kept only when it beats moving nothing by `margin` (a fraction in [0, 1)),
-/// so the predicted critical path is never worse than moving nothing. With margin 0 it is within the
-/// largest item's CPU seconds of the best choice of items (in that order an exact, fractional split
-/// would move them).
+/// CPU's part (when it keeps any non-empty item, cpu_fixed_s and Σ CPU seconds of the items it
+/// keeps) and the GPU's (the window's `window_s`, plus, when anything moves, gpu_fixed_s and Σ GPU
+/// seconds of the moved items). Items are taken greedily in order of CPU seconds over GPU seconds
+/// (then larger first), each while it shortens the critical path; moving every non-empty item is
+/// the other candidate (it saves the CPU's fixed cost, which no single item does). The better one
+/// is kept only when it beats moving nothing by `margin` (a fraction in [0, 1)), so the predicted
+/// critical path is never worse than moving nothing. With margin 0 it is within the largest item's
+/// CPU seconds plus cpu_fixed_s of the best choice of items (in that order an exact, fractional
+/// split would move them).
 /// Errors (kInvalidArgument, *out untouched): a negative or non-finite window_s, margin outside
 /// [0, 1), bad rates, an item with kv_bytes < 0 or rows < 1.
 Status plan_overflow(std::span<const OverflowItem> items, double window_s, const OverflowRates& rates,

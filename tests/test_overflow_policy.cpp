@@ -30,16 +30,17 @@ OverflowPlan plan(const std::vector<OverflowItem>& items, double window_s, const
 double critical_of(const std::vector<OverflowItem>& items, const std::vector<char>& moved, double window_s,
                    const OverflowRates& rates) {
   double cpu = 0.0, gpu = window_s;
-  bool any = false;
+  bool any = false, cpu_any = false;
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (moved[i]) {
       gpu += overflow_gpu_seconds(items[i], rates);
       any = true;
     } else {
       cpu += overflow_cpu_seconds(items[i], rates);
+      cpu_any = cpu_any || items[i].kv_bytes > 0;
     }
   }
-  return std::max(cpu, gpu + (any ? rates.gpu_fixed_s : 0.0));
+  return std::max(cpu + (cpu_any ? rates.cpu_fixed_s : 0.0), gpu + (any ? rates.gpu_fixed_s : 0.0));
 }
 
 /// The plan's own account must match its item list.
@@ -91,6 +92,7 @@ TEST(OverflowPolicy, NothingMovesWhenTheGatherCostsMoreThanItSaves) {
 TEST(OverflowPolicy, MovesOnlyWhenItWinsByTheMargin) {
   OverflowRates rates;
   rates.gpu_fixed_s = 0.0;
+  rates.cpu_fixed_s = 0.0;
   // CPU 10 % longer than the window: balancing gains about 3 % (the GPU side costs ~2× per byte).
   const auto items = decode_items(110, 1 * kMB);
   const double cpu = overflow_cpu_seconds(items[0], rates) * 110;
@@ -101,6 +103,26 @@ TEST(OverflowPolicy, MovesOnlyWhenItWinsByTheMargin) {
   EXPECT_FALSE(loose.gpu_items.empty());
   EXPECT_LE(loose.critical_s(), 0.99 * loose.critical_alone_s());
   expect_consistent(items, loose, window, rates);
+}
+
+TEST(OverflowPolicy, SmallStepsMoveWholeWhenTheCpuFixedCostDominates) {
+  // Eight 50 KB sets and a short window: the CPU's part is mostly its fixed cost, which only moving
+  // every item saves.
+  OverflowRates rates;
+  rates.cpu_fixed_s = 40e-6;
+  rates.gpu_fixed_s = 20e-6;
+  const auto items = decode_items(8, 50 * 1000);
+  const OverflowPlan p = plan(items, 5e-6, rates);
+  EXPECT_EQ(p.gpu_items.size(), items.size());
+  EXPECT_DOUBLE_EQ(p.cpu_s, 0.0);
+  EXPECT_LT(p.critical_s(), 0.9 * p.critical_alone_s());
+  expect_consistent(items, p, 5e-6, rates);
+
+  // Without the fixed cost the CPU's 4 µs beat any move (20 µs of launches alone).
+  rates.cpu_fixed_s = 0.0;
+  const OverflowPlan q = plan(items, 5e-6, rates);
+  EXPECT_TRUE(q.gpu_items.empty());
+  expect_consistent(items, q, 5e-6, rates);
 }
 
 TEST(OverflowPolicy, LongAppendsMoveToTheGpu) {
@@ -167,7 +189,8 @@ TEST(OverflowPolicy, SkewedDecodeBatchIsBalanced) {
 
 // Random steps (decode and appends, rates over two orders of magnitude): never worse than moving
 // nothing, the margin honoured, the account consistent; and, with margin 0 and few enough items
-// to enumerate every subset, within the largest item's CPU time of the best subset.
+// to enumerate every subset, within the largest item's CPU time (plus the CPU's fixed cost) of the
+// best subset.
 TEST(OverflowPolicy, NeverWorseThanMovingNothingAndNearTheBestSubset) {
   std::mt19937_64 rng(29);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
@@ -181,6 +204,7 @@ TEST(OverflowPolicy, NeverWorseThanMovingNothingAndNearTheBestSubset) {
     rates.gpu_gbps = log_uniform(500, 4000);
     rates.gpu_row_gbps = log_uniform(200, 100000);
     rates.gpu_fixed_s = log_uniform(1e-6, 1e-4);
+    rates.cpu_fixed_s = trial % 3 == 0 ? 0.0 : log_uniform(1e-6, 1e-4);
     const int32_t n = 1 + static_cast<int32_t>(rng() % 12);
     std::vector<OverflowItem> items;
     for (int32_t i = 0; i < n; ++i) {
@@ -206,7 +230,7 @@ TEST(OverflowPolicy, NeverWorseThanMovingNothingAndNearTheBestSubset) {
         best = std::min(best, critical_of(items, moved, window, rates));
       }
       for (const auto& it : items) largest = std::max(largest, overflow_cpu_seconds(it, rates));
-      EXPECT_LE(p.critical_s(), best + largest + 1e-15);
+      EXPECT_LE(p.critical_s(), best + largest + rates.cpu_fixed_s + 1e-15);
     }
   }
   EXPECT_GT(moved_steps, 40);  // the trials exercise moving, not only staying
@@ -256,6 +280,7 @@ TEST(OverflowPolicy, RefusesBadInputByName) {
   expect_invalid(rates_with([](auto& r) { r.gpu_gbps = NAN; }), "gpu_gbps = nan");
   expect_invalid(rates_with([](auto& r) { r.gpu_row_gbps = 0; }), "gpu_row_gbps = 0");
   expect_invalid(rates_with([](auto& r) { r.gpu_fixed_s = -1e-6; }), "gpu_fixed_s");
+  expect_invalid(rates_with([](auto& r) { r.cpu_fixed_s = NAN; }), "cpu_fixed_s");
   expect_invalid(rates_with([](auto& r) { r.window_gbps = 0; }), "window_gbps = 0");
   expect_invalid(plan_overflow_all(items, -2.0, ok, &out), "window_s = -2");
   expect_invalid(plan_overflow_all(bad_rows, 0.0, ok, &out), "rows = 0");
