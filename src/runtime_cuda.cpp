@@ -28,12 +28,11 @@
 // the host window, or until its scatter has run; the next call waits for that scatter before its
 // sparse attention, so the call after it never copies into a slot still being read. The copy has
 // a stream of its own (D), so that it runs beside the call's attention instead of after the CPU's.
-// A call that evicts takes the store memory and room its scatter needs when it is enqueued (after
-// the work enqueued before it has run: room depends on the context sets), so that exhausted store
-// memory fails that call, with every window and store as they were; its plan leaves publishing
-// re-evaluations to its scatter, which would otherwise change the sets the room was made for.
-// (A call captured into a graph prepares in its scatter, and an exhaustion there is reported by
-// the next call.)
+// A call that evicts allocates its entries' store blocks when it is enqueued, so that store memory
+// running out for them fails that call, with every window and store as they were. Room in the
+// context caches depends on the context sets, which the work enqueued before may still change, so
+// the scatter makes it; running out there is reported by the next call (and loses the call's
+// evicted entries). A call captured into a graph allocates in its scatter.
 //
 // The overflow policy (issue 5, item 3; overflow_policy.hpp decides): the GPU attends some
 // (sequence, KV head) items' context sets itself, reading the context caches in place in host
@@ -253,7 +252,7 @@ struct CallJob {
   /// Deterministic mode, an append that may re-evaluate and evicts nothing: its re-evaluations
   /// start (and publish) in a host function on S after the merge, not beside the GPU's reads.
   bool reevaluates_after_merge = false;
-  /// Per batch entry: its store append, prepared when the call was enqueued (empty: none, or captured).
+  /// Per batch entry: its store append's blocks, allocated when the call was enqueued (empty: none, or captured).
   std::vector<kvmgr::DramStore::PreparedAppend> prepared;
   const std::byte* q = nullptr;      // the caller's q on the device (the GPU's sparse part reads it)
   double window_s = 0.0;             // the cost model's estimate of the window's attention
@@ -405,9 +404,7 @@ class CudaRuntime final : public RuntimeBase {
     });
     if (overflow_on_) write_empty_items(job);  // the GPU's side unless the plan below completes
     run_async("the overflow plan", [&] {
-      for (int32_t i = 0; i < job.step->size(); ++i) {
-        if (job.prepared.empty() || job.prepared[i].count == 0) publish(*job.step->seqs[i], job.layer);
-      }
+      publish(*job.step, job.layer);
       if (overflow_on_) plan_overflow_items(job);
     });
   }
@@ -435,7 +432,6 @@ class CudaRuntime final : public RuntimeBase {
     scatters_->start(job.layer, [this, &job] {
       run_async("the store update", [&] {
         commit_window(job);
-        if (!job.prepared.empty()) publish(*job.step, job.layer);  // what the plan left
         start_reevaluations(*job.step, job.layer, job.reevaluations);
       });
       job.finished.store(true, std::memory_order_release);
@@ -691,15 +687,13 @@ class CudaRuntime final : public RuntimeBase {
     if (Status s = reserve(wp, tokens, staged, max_w, max_new, sparse_shape.n_items, sparse_ws_bytes, capturing); !s) {
       return s;
     }
-    // FlashD2H: the store memory and room of every append this call's scatter makes, taken now
-    // (see the top of the file), so that running out fails this call before anything changes.
+    // FlashD2H: the blocks of every append this call's scatter makes, allocated now (see the top
+    // of the file), so that running out fails this call before anything changes.
     if (staged > 0 && !capturing) {
-      if (Status s = drain(); !s) return s;
       job->prepared.resize(static_cast<std::size_t>(step.size()));
       for (int32_t i = 0; i < step.size(); ++i) {
         if (cseqs[i].evict == 0) continue;
-        job->prepared[i] = static_cast<CudaSequence*>(step.seqs[i])->layers[layer].dram().prepare_append(
-            cseqs[i].evict, selection());
+        job->prepared[i] = static_cast<CudaSequence*>(step.seqs[i])->layers[layer].dram().allocate_append(cseqs[i].evict);
       }
     }
     Buffer& staging = staging_[2 * layer + parity_[layer]];

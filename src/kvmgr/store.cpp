@@ -69,14 +69,13 @@ const std::byte* DramStore::v(int32_t h, int64_t j) const {
   return blocks[j / block_tokens_]->v() + (j % block_tokens_) * head_row_bytes_;
 }
 
-DramStore::PreparedAppend DramStore::prepare_append(int64_t count, const SelectionParams& sel) {
+DramStore::PreparedAppend DramStore::allocate_append(int64_t count) const {
   PreparedAppend p;
   p.count = count;
   if (count == 0) return p;
   assert(count % block_tokens_ == 0);
   const int32_t hkv = n_kv_heads();
   const int64_t n_blocks = count / block_tokens_;
-  const int64_t m = size() + count;
 
   // Every block of the append from one call of the allocator (one lock, not one per block).
   std::vector<StoreSpan> spans(static_cast<std::size_t>(hkv * n_blocks));
@@ -91,7 +90,15 @@ DramStore::PreparedAppend DramStore::prepare_append(int64_t count, const Selecti
       p.blocks[h].push_back(std::move(block));
     }
   }
+  return p;
+}
 
+void DramStore::make_room(const PreparedAppend& prepared, const SelectionParams& sel) {
+  const int64_t count = prepared.count;
+  if (count == 0) return;
+  const int32_t hkv = n_kv_heads();
+  const int64_t n_blocks = count / block_tokens_;
+  const int64_t m = size() + count;
   // Room for what commit_append adds. S grows by at most the entries admitted (all new ones) or to
   // min_keep, and padding takes every head of a task to the longest of them.
   std::vector<int64_t> rows(static_cast<std::size_t>(hkv));
@@ -113,7 +120,6 @@ DramStore::PreparedAppend DramStore::prepare_append(int64_t count, const Selecti
     grow_capacity(s.context.indices, static_cast<std::size_t>(rows[h]));
     s.context_cache.reserve(*memory_, node_, rows[h], head_row_bytes_);
   }
-  return p;
 }
 
 void DramStore::fill_append(PreparedAppend& prepared, std::span<const Rows> pieces) const {
@@ -312,8 +318,9 @@ void SequenceKv::evict_and_insert(const std::byte* new_k, const std::byte* new_v
   const std::size_t row_bytes = window_.row_bytes();
 
   if (evict > 0) {
-    if (prepared.count == 0) prepared = store_.prepare_append(evict, sel);
+    if (prepared.count == 0) prepared = store_.allocate_append(evict);
     assert(prepared.count == evict);
+    store_.make_room(prepared, sel);
     std::array<DramStore::Rows, 3> pieces;
     store_.fill_append(prepared, std::span(pieces.data(), static_cast<std::size_t>(evicted_pieces(new_k, new_v, evict, pieces))));
     store_.commit_append(std::move(prepared), evicted_maw, static_cast<uint32_t>(w + n_new), sel);

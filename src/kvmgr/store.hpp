@@ -106,11 +106,20 @@ class DramStore {
     const std::byte* v = nullptr;
     int64_t count = 0;
   };
-  /// Everything of an append of `count` entries (a multiple of block_tokens) that can fail, with
-  /// no visible change: allocates their blocks and makes room for them and for what selection may
-  /// add (lists, context caches). The CUDA backend calls it when it enqueues the call whose scatter
-  /// appends, so that exhausted store memory fails that call, before any entry leaves the window.
-  PreparedAppend prepare_append(int64_t count, const SelectionParams& sel);
+  /// The blocks of an append of `count` entries (a multiple of block_tokens), from one call of
+  /// the allocator. Reads nothing an append changes: the CUDA backend calls it when it enqueues
+  /// the call whose scatter appends, beside a scatter that may be running, so that running out of
+  /// store memory for the blocks fails that call, before any entry leaves the window.
+  PreparedAppend allocate_append(int64_t count) const;
+  /// Room for the prepared entries and for what selection may add (lists, context caches); may
+  /// fail, with no visible change.
+  void make_room(const PreparedAppend& prepared, const SelectionParams& sel);
+  /// Everything of an append of `count` entries that can fail, with no visible change.
+  PreparedAppend prepare_append(int64_t count, const SelectionParams& sel) {
+    PreparedAppend p = allocate_append(count);
+    make_room(p, sel);
+    return p;
+  }
   /// Copies the entries' K and V, oldest first, from `pieces` (prepared.count rows in all) into the
   /// prepared blocks: per row, one copy per KV head. Cannot fail.
   void fill_append(PreparedAppend& prepared, std::span<const Rows> pieces) const;
@@ -196,9 +205,8 @@ class SequenceKv {
   /// backend keeps its window on the GPU and this one as the host's copy of it, FlashD2H): the
   /// oldest evict_count(n_new) entries of window ∪ new rows go to the store with `evicted_maw`
   /// [Hkv, evict] and n_ref = window size + n_new, and are selected; the remaining new rows enter
-  /// the window (their MAW is left as it is). `prepared`: the store's prepare_append of those
-  /// entries, made ahead (empty: made here). Strong guarantee on bad_alloc; with `prepared` given,
-  /// only selection's own scratch memory can fail.
+  /// the window (their MAW is left as it is). `prepared`: the store's allocate_append of those
+  /// entries, made ahead (empty: made here). Strong guarantee on bad_alloc.
   void evict_and_insert(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
                         const float* evicted_maw, const SelectionParams& sel,
                         DramStore::PreparedAppend&& prepared = {});
