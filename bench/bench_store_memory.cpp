@@ -2,15 +2,23 @@
 // does) from the chunked allocator against the std::vector blocks it replaced, in the same run; and,
 // with a GPU, what registering one chunk with CUDA costs per chunk size (16 MiB … 1 GiB), against
 // cudaHostAlloc of the same size, which is what justifies the default chunk size.
+// FlashD2H's CPU side alone: staged rows scattered into host windows and stores
+// (SequenceKv::evict_and_insert) at hgca_bench_transfer's D2H shapes, against the same rows
+// scattered into pre-faulted blocks of a pool (its flash_pool), so that the scatter is profiled
+// without a GPU.
 //
 // Block shape: K and V of block_tokens × head_dim elements each; the argument is the bytes of K
 // (16 KiB = 64 tokens × D 128 × bf16, the default geometry).
 #include <benchmark/benchmark.h>
 
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/parallel_for.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "cpu/pool.hpp"
@@ -108,6 +116,84 @@ void BM_BlocksFromVectors(benchmark::State& state) {
 
 BENCHMARK(BM_BlocksFromStoreMemory)->Arg(4 << 10)->Arg(16 << 10)->Arg(64 << 10)->ThreadRange(1, 16)->UseRealTime();
 BENCHMARK(BM_BlocksFromVectors)->Arg(4 << 10)->Arg(16 << 10)->Arg(64 << 10)->ThreadRange(1, 16)->UseRealTime();
+
+// --- FlashD2H's scatter ----------------------------------------------------------------------
+
+/// Store memory that keeps the chunks an iteration frees for the next (as hgca_bench_transfer's
+/// flash_store), so that the scatter, not the OS's page faults, is measured.
+std::shared_ptr<StoreMemory> scatter_memory() {
+  static const auto memory = [] {
+    hgca::kvmgr::StoreMemoryOptions o;
+    o.high_water_chunks = 64;
+    std::shared_ptr<StoreMemory> m;
+    if (!StoreMemory::create(machine(), o, &m)) std::abort();
+    return m;
+  }();
+  return memory;
+}
+
+constexpr int32_t kHkv = 8, kD = 128, kSeqs = 32;
+constexpr std::size_t kHeadRow = kD * 2;  // bf16
+constexpr std::size_t kRow = kHkv * kHeadRow;
+constexpr int kSteps = 8;  // per iteration: each step, every sequence evicts one block
+
+enum class Scatter { kStore, kPool };
+
+/// Args: block KB (of one KV head's K), threads. GB/s of evicted K and V.
+template <Scatter kInto>
+void BM_Scatter(benchmark::State& state) {
+  const std::size_t block = static_cast<std::size_t>(state.range(0)) << 10;
+  tbb::global_control threads(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(state.range(1)));
+  const auto block_tokens = static_cast<int32_t>(block / kHeadRow);
+  const std::size_t step_bytes = static_cast<std::size_t>(kSeqs) * block_tokens * kRow;  // of K
+  std::vector<std::byte> staging(2 * step_bytes);
+  std::mt19937_64 rng(5);
+  for (std::size_t i = 0; i + 8 <= staging.size(); i += 8) {
+    const uint64_t x = rng();
+    std::memcpy(staging.data() + i, &x, 8);
+  }
+  const hgca::kvmgr::SelectionParams sel{1.0f, 4, 1};
+  std::vector<float> maw(static_cast<std::size_t>(kHkv) * block_tokens);
+  for (float& m : maw) m = std::uniform_real_distribution<float>(0.0f, 2.0f / (5.0f * static_cast<float>(block_tokens)))(rng);
+  const std::size_t pool_blocks = static_cast<std::size_t>(kSteps) * kSeqs * kHkv * 2;
+  std::vector<std::byte> pool(kInto == Scatter::kPool ? pool_blocks * block : 0, std::byte{1});  // touched
+
+  std::vector<std::unique_ptr<hgca::kvmgr::SequenceKv>> seqs;
+  const std::vector<std::byte> prompt(static_cast<std::size_t>(4 * block_tokens) * kRow, std::byte{1});
+  for (auto _ : state) {
+    state.PauseTiming();
+    seqs.clear();
+    for (int32_t i = 0; kInto == Scatter::kStore && i < kSeqs; ++i) {
+      seqs.push_back(std::make_unique<hgca::kvmgr::SequenceKv>(4 * block_tokens, block_tokens, kHkv, kD, 2, scatter_memory(), 0));
+      seqs.back()->evict_and_insert(prompt.data(), prompt.data(), 4 * block_tokens, nullptr, sel);
+    }
+    state.ResumeTiming();
+    for (int step = 0; step < kSteps; ++step) {
+      const std::byte* k = staging.data();
+      const std::byte* v = k + step_bytes;
+      if (kInto == Scatter::kStore) {
+        tbb::parallel_for(0, kSeqs, [&](int32_t i) {
+          const std::size_t row = static_cast<std::size_t>(i) * block_tokens * kRow;
+          seqs[i]->evict_and_insert(k + row, v + row, block_tokens, maw.data(), sel);
+        });
+      } else {
+        tbb::parallel_for(0, kSeqs * kHkv * 2, [&](int32_t task) {
+          const int32_t seq = task / (2 * kHkv), h = task / 2 % kHkv, kv = task % 2;
+          const std::byte* rows = (kv == 0 ? k : v) + static_cast<std::size_t>(seq) * block_tokens * kRow + h * kHeadRow;
+          std::byte* out = pool.data() + ((static_cast<std::size_t>(step) * kSeqs + seq) * kHkv * 2 + h * 2 + kv) * block;
+          for (int32_t r = 0; r < block_tokens; ++r) std::memcpy(out + r * kHeadRow, rows + r * kRow, kHeadRow);
+        });
+      }
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * kSteps * 2 * static_cast<int64_t>(step_bytes));
+  seqs.clear();
+}
+
+BENCHMARK(BM_Scatter<Scatter::kStore>)->Name("BM_Scatter/store")->ArgNames({"block_KB", "threads"})
+    ->ArgsProduct({{4, 16, 64}, {1, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Scatter<Scatter::kPool>)->Name("BM_Scatter/pool")->ArgNames({"block_KB", "threads"})
+    ->ArgsProduct({{4, 16, 64}, {1, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
 
 #ifdef HGCA_BENCH_CUDA
 /// Host-blocking CUDA calls: timed by the wall clock around the call (no GPU work to time by events).

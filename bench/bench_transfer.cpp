@@ -9,7 +9,8 @@
 // 256 MB in all. FlashD2H end to end, wall clock: each step's new rows go to pinned staging in one
 // copy per K and V (double-buffered), and CPU threads scatter them into the sequences' host windows
 // and DRAM stores (kvmgr::SequenceKv::evict_and_insert, with selection) exactly as the CUDA backend
-// does; "pool" scatters into the peers' destinations instead (scattered blocks of a pinned pool).
+// does ("store": in store memory kept from iteration to iteration, "store_cold": mostly in fresh
+// chunks); "pool" scatters into the peers' destinations instead (scattered blocks of a pinned pool).
 // Peers: one cudaMemcpyAsync per (sequence, head, K/V) block from the window's layout straight to
 // those destinations, and cudaMemcpyBatchAsync of the same list (CUDA events).
 // Interference: a compute-bound kernel alone, and with FlashD2H or an SM-based D2H copy beside it.
@@ -228,19 +229,25 @@ void BM_H2D(benchmark::State& state) {
 constexpr int32_t kHkv = 8, kD = 128, kSeqs = 32;
 
 /// The stores' memory, as the runtime has it (node-bound chunks, default size; not registered: the
-/// benchmark's GPU never reads the stores).
-std::shared_ptr<hgca::kvmgr::StoreMemory> store_memory() {
-  static const std::shared_ptr<hgca::kvmgr::StoreMemory> memory = [] {
+/// benchmark's GPU never reads the stores). `warm`: the chunks an iteration's stores free are kept
+/// for the next (up to 2 GiB), as a runtime keeps the memory of released sequences within its
+/// high-water mark, so the stores are filled in memory that has its pages; cold: the default mark
+/// (192 MiB), so most of an iteration's 256 MB lands in fresh chunks, faulted in by the scatter.
+std::shared_ptr<hgca::kvmgr::StoreMemory> store_memory(bool warm = true) {
+  auto make = [](int32_t high_water) {
     std::shared_ptr<const hgca::cpu::Topology> topology;
     std::shared_ptr<hgca::kvmgr::StoreMemory> m;
-    if (!hgca::cpu::Topology::from_machine(&topology) ||
-        !hgca::kvmgr::StoreMemory::create(topology, {}, &m)) {
+    hgca::kvmgr::StoreMemoryOptions o;
+    o.high_water_chunks = high_water;
+    if (!hgca::cpu::Topology::from_machine(&topology) || !hgca::kvmgr::StoreMemory::create(topology, o, &m)) {
       std::fprintf(stderr, "bench_transfer: the store memory could not be set up\n");
       std::exit(1);
     }
     return m;
-  }();
-  return memory;
+  };
+  static const std::shared_ptr<hgca::kvmgr::StoreMemory> warm_memory = make(64);
+  static const std::shared_ptr<hgca::kvmgr::StoreMemory> cold_memory = make(hgca::kvmgr::StoreMemoryOptions{}.high_water_chunks);
+  return warm ? warm_memory : cold_memory;
 }
 
 constexpr std::size_t kHeadRow = kD * 2;  // bf16
@@ -288,7 +295,7 @@ cudaError_t flash_d2h(const D2HWork& w, const std::byte* dev_k, const std::byte*
   return cudaSuccess;
 }
 
-enum class D2H { kFlashStore, kFlashPool, kPerBlock, kBatch };
+enum class D2H { kFlashStore, kFlashStoreCold, kFlashPool, kPerBlock, kBatch };
 
 /// Arg: block KB.
 template <D2H kMethod>
@@ -342,7 +349,8 @@ void BM_D2H(benchmark::State& state) {
   auto fresh_stores = [&] {
     seqs.clear();
     for (int32_t i = 0; i < kSeqs; ++i) {
-      seqs.push_back(std::make_unique<hgca::kvmgr::SequenceKv>(4 * w.block_tokens, w.block_tokens, kHkv, kD, 2, store_memory(), 0));
+      seqs.push_back(std::make_unique<hgca::kvmgr::SequenceKv>(4 * w.block_tokens, w.block_tokens, kHkv, kD, 2,
+                                                               store_memory(kMethod != D2H::kFlashStoreCold), 0));
       seqs.back()->evict_and_insert(prompt.data(), prompt.data(), 4 * w.block_tokens, nullptr, sel);
     }
   };
@@ -363,7 +371,8 @@ void BM_D2H(benchmark::State& state) {
 
   auto run = [&]() -> cudaError_t {
     switch (kMethod) {
-      case D2H::kFlashStore: return flash_d2h(w, dev_k.p, dev_v.p, staging, s, copied, lanes, to_store);
+      case D2H::kFlashStore:
+      case D2H::kFlashStoreCold: return flash_d2h(w, dev_k.p, dev_v.p, staging, s, copied, lanes, to_store);
       case D2H::kFlashPool: return flash_d2h(w, dev_k.p, dev_v.p, staging, s, copied, lanes, to_pool);
       case D2H::kPerBlock:
         for (std::size_t i = 0; i < blocks; ++i) {
@@ -374,13 +383,14 @@ void BM_D2H(benchmark::State& state) {
     }
     return cudaSuccess;
   };
-  const bool flash = kMethod == D2H::kFlashStore || kMethod == D2H::kFlashPool;
-  if (kMethod == D2H::kFlashStore) fresh_stores();
+  const bool into_stores = kMethod == D2H::kFlashStore || kMethod == D2H::kFlashStoreCold;
+  const bool flash = into_stores || kMethod == D2H::kFlashPool;
+  if (into_stores) fresh_stores();
   BENCH_CUDA(run());  // warm-up
   BENCH_CUDA(cudaStreamSynchronize(s));
   std::vector<double> seconds;
   for (auto _ : state) {
-    if (kMethod == D2H::kFlashStore) fresh_stores();  // the stores would grow by 256 MB a run
+    if (into_stores) fresh_stores();  // the stores would grow by 256 MB a run
     double sec = 0.0;
     if (flash) {  // end to end, CPU work included: wall clock
       const auto t0 = std::chrono::steady_clock::now();
@@ -493,6 +503,8 @@ BENCHMARK(BM_H2D<H2D::kFlash, true>)->Name("BM_H2D/flash_thp")->ArgNames({"block
 BENCHMARK(BM_H2D<H2D::kBatch, true>)->Name("BM_H2D/memcpy_batch_thp")->ArgNames({"block_KB", "SMs"})
     ->ArgsProduct({{16}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_D2H<D2H::kFlashStore>)->Name("BM_D2H/flash_store")->ArgName("block_KB")->Arg(4)->Arg(16)->Arg(64)
+    ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_D2H<D2H::kFlashStoreCold>)->Name("BM_D2H/flash_store_cold")->ArgName("block_KB")->Arg(4)->Arg(16)->Arg(64)
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_D2H<D2H::kFlashPool>)->Name("BM_D2H/flash_pool")->ArgName("block_KB")->Arg(4)->Arg(16)->Arg(64)
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);

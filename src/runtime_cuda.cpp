@@ -9,10 +9,11 @@
 //   S: [wait plan_ready → GPU sparse      GPU attends and writes them to mapped memory) → record
 //      attention of the moved items →     plan_ready → copy q to pinned → host fn: the CPU's sparse
 //      merge into the window's state]     attention of the other items into mapped o_c, lse_c →
-//   S: wait cpu_done → merge into out     record cpu_done → copy the new k, v rows to staging
-//      → insert the new tokens into the   (FlashD2H) → record staged
-//        ring → wait staged → [host fn: start the scatter of the evicted entries into the store
-//        on the CPU pool; deterministic mode: start the re-evaluations]
+//   S: wait cpu_done → merge into out     record cpu_done
+//      → insert the new tokens into the  D: wait fork → copy the new k, v rows to staging
+//        ring → wait staged → [host fn:     (FlashD2H) → record staged
+//        start the scatter of the evicted entries into the store on the CPU pool; deterministic
+//        mode: start the re-evaluations]
 // (bracketed: when there is something to do; the GPU's sparse part whenever the policy is on).
 // The host functions read the step they belong to from a job that outlives the call, so nothing
 // blocks the calling thread and the whole sequence can be captured into a CUDA graph.
@@ -25,7 +26,13 @@
 // store and selects them, off the streams. Each layer has two staging slots, used by its calls in
 // turn: a call's rows wait in its slot until the layer's next call (or drain()) brings them into
 // the host window, or until its scatter has run; the next call waits for that scatter before its
-// sparse attention, so the call after it never copies into a slot still being read.
+// sparse attention, so the call after it never copies into a slot still being read. The copy has
+// a stream of its own (D), so that it runs beside the call's attention instead of after the CPU's.
+// A call that evicts allocates its entries' store blocks when it is enqueued, so that store memory
+// running out for them fails that call, with every window and store as they were. Room in the
+// context caches depends on the context sets, which the work enqueued before may still change, so
+// the scatter makes it; running out there is reported by the next call (and loses the call's
+// evicted entries). A call captured into a graph allocates in its scatter.
 //
 // The overflow policy (issue 5, item 3; overflow_policy.hpp decides): the GPU attends some
 // (sequence, KV head) items' context sets itself, reading the context caches in place in host
@@ -245,6 +252,8 @@ struct CallJob {
   /// Deterministic mode, an append that may re-evaluate and evicts nothing: its re-evaluations
   /// start (and publish) in a host function on S after the merge, not beside the GPU's reads.
   bool reevaluates_after_merge = false;
+  /// Per batch entry: its store append's blocks, allocated when the call was enqueued (empty: none, or captured).
+  std::vector<kvmgr::DramStore::PreparedAppend> prepared;
   const std::byte* q = nullptr;      // the caller's q on the device (the GPU's sparse part reads it)
   double window_s = 0.0;             // the cost model's estimate of the window's attention
   std::vector<uint8_t> on_gpu;       // per item (entry i, KV head h at i·Hkv + h): the plan moved it
@@ -275,6 +284,7 @@ class CudaRuntime final : public RuntimeBase {
       if (e) cudaEventDestroy(e);
     }
     if (side_) cudaStreamDestroy(side_);
+    if (d2h_) cudaStreamDestroy(d2h_);
     if (slab_) cudaFree(slab_);
   }
 
@@ -300,6 +310,7 @@ class CudaRuntime final : public RuntimeBase {
     const int lane_node = gpu_local_nodes_.empty() ? 0 : gpu_local_nodes_.front();
     scatters_ = std::make_unique<cpu::ScatterLanes>(opt_.n_layers, *pool_->arenas()[static_cast<std::size_t>(lane_node)]);
     HGCA_CUDA_TRY(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
+    HGCA_CUDA_TRY(cudaStreamCreateWithFlags(&d2h_, cudaStreamNonBlocking));
     for (cudaEvent_t* e : {&fork_, &plan_ready_, &cpu_done_, &staged_, &done_}) {
       HGCA_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
     }
@@ -483,16 +494,24 @@ class CudaRuntime final : public RuntimeBase {
 
   /// FlashD2H's scatter of one call: each sequence's staged rows enter its host window, and the
   /// entries they push out go to its store with their staged MAW and are selected.
-  void commit_window(const CallJob& job) const {
+  void commit_window(CallJob& job) const {
     const StepBatch& step = *job.step;
     const std::size_t row_bytes = static_cast<std::size_t>(opt_.n_kv_heads) * opt_.head_dim * elem_size_;
-    // Each sequence in the arena of its node, where its store lives.
-    for_each_by_node(step, 1, [&](int32_t i, int32_t) {
+    auto scatter = [&](int32_t i, int32_t) {
       const int64_t row = step.offsets[i];
       static_cast<CudaSequence*>(step.seqs[i])->layers[job.layer].evict_and_insert(
           job.k + row * row_bytes, job.v + row * row_bytes, step.n_new[i],
-          job.maw + job.staging_row[i] * opt_.n_kv_heads, selection());
-    });
+          job.maw + job.staging_row[i] * opt_.n_kv_heads, selection(),
+          job.prepared.empty() ? kvmgr::DramStore::PreparedAppend{} : std::move(job.prepared[i]));
+    };
+    // A decode step's few rows are copied here: entering the arenas would cost more than the copy.
+    constexpr std::size_t kInlineBytes = std::size_t{256} << 10;
+    if (!job.evicts && 2 * static_cast<std::size_t>(step.tokens()) * row_bytes <= kInlineBytes) {
+      for (int32_t i = 0; i < step.size(); ++i) scatter(i, 0);
+      return;
+    }
+    // Each sequence in the arena of its node, where its store lives.
+    for_each_by_node(step, 1, scatter);
   }
 
   /// Every item of the call's GPU sparse launch, empty (n = 0: it writes o = 0, lse = -inf), and
@@ -668,6 +687,15 @@ class CudaRuntime final : public RuntimeBase {
     if (Status s = reserve(wp, tokens, staged, max_w, max_new, sparse_shape.n_items, sparse_ws_bytes, capturing); !s) {
       return s;
     }
+    // FlashD2H: the blocks of every append this call's scatter makes, allocated now (see the top
+    // of the file), so that running out fails this call before anything changes.
+    if (staged > 0 && !capturing) {
+      job->prepared.resize(static_cast<std::size_t>(step.size()));
+      for (int32_t i = 0; i < step.size(); ++i) {
+        if (cseqs[i].evict == 0) continue;
+        job->prepared[i] = static_cast<CudaSequence*>(step.seqs[i])->layers[layer].dram().allocate_append(cseqs[i].evict);
+      }
+    }
     Buffer& staging = staging_[2 * layer + parity_[layer]];
     const std::size_t rows = static_cast<std::size_t>(tokens) * hq;
     const std::size_t new_bytes = static_cast<std::size_t>(tokens) * hkv * d * elem_size_;  // of k, of v
@@ -678,9 +706,24 @@ class CudaRuntime final : public RuntimeBase {
     job->reevaluates_after_merge &= !job->evicts;  // a scatter starts them anyway
     job->unpushed = std::move(unpushed_[layer]);
 
-    // C: the plan, then the query goes to the CPU (the stream has produced it); the new rows follow
-    // it to the host once the CPU's side is done (they wait there until the layer's next call).
+    // D: the new rows go to the host at once (they wait there until the layer's next call), after
+    // the last plan on C: the layer's previous plan has taken the rows of the call before it out
+    // of this slot. The caller's stream orders that too, unless calls come on several streams; a
+    // capture, which must not wait for work outside it, relies on it.
     HGCA_CUDA_TRY(cudaEventRecord(fork_, stream));
+    HGCA_CUDA_TRY(cudaStreamWaitEvent(d2h_, fork_, 0));
+    if (!capturing) HGCA_CUDA_TRY(cudaStreamWaitEvent(d2h_, plan_ready_, 0));
+    if (Status s = timed(layer, d2h_, !capturing, [&]() -> Status {
+          HGCA_CUDA_TRY(cudaMemcpyAsync(staging.get(), k, new_bytes, cudaMemcpyDeviceToHost, d2h_));
+          HGCA_CUDA_TRY(cudaMemcpyAsync(staging.get() + new_bytes, v, new_bytes, cudaMemcpyDeviceToHost, d2h_));
+          HGCA_CUDA_TRY(cudaEventRecord(staged_, d2h_));
+          return Status::ok();
+        });
+        !s) {
+      return s;
+    }
+
+    // C: the plan, then the query goes to the CPU (the stream has produced it).
     HGCA_CUDA_TRY(cudaStreamWaitEvent(side_, fork_, 0));
     HGCA_CUDA_TRY(cudaLaunchHostFunc(side_, [](void* p) {
       auto* j = static_cast<CallJob*>(p);
@@ -693,15 +736,6 @@ class CudaRuntime final : public RuntimeBase {
       j->runtime->cpu_part(*j);
     }, job.get()));
     HGCA_CUDA_TRY(cudaEventRecord(cpu_done_, side_));
-    if (Status s = timed(layer, side_, !capturing, [&]() -> Status {
-          HGCA_CUDA_TRY(cudaMemcpyAsync(staging.get(), k, new_bytes, cudaMemcpyDeviceToHost, side_));
-          HGCA_CUDA_TRY(cudaMemcpyAsync(staging.get() + new_bytes, v, new_bytes, cudaMemcpyDeviceToHost, side_));
-          HGCA_CUDA_TRY(cudaEventRecord(staged_, side_));
-          return Status::ok();
-        });
-        !s) {
-      return s;
-    }
 
     // S: the window's part, meanwhile.
     wp.q = q;
@@ -890,6 +924,7 @@ class CudaRuntime final : public RuntimeBase {
   int device_ = 0;
   int sm_count_ = 1;
   cudaStream_t side_ = nullptr;
+  cudaStream_t d2h_ = nullptr;  // FlashD2H's copies of the new rows to staging
   cudaEvent_t fork_ = nullptr, plan_ready_ = nullptr, cpu_done_ = nullptr, staged_ = nullptr, done_ = nullptr;
   void* slab_ = nullptr;
   std::size_t ring_bytes_ = 0, kv_bytes_ = 0, layer_bytes_ = 0;  // one ring's K; every ring's K; a layer

@@ -43,7 +43,7 @@ class ScatterMatchesCommit : public ::testing::TestWithParam<ScatterCase> {};
 // The host backend tracks MAW itself (commit); the CUDA backend's scatter gets the evicted MAW from
 // the GPU (evict_and_insert). Fed the same rows, and the MAW that commit evicted, the two must
 // hold the same window and store, entry for entry, through wraps, prompts longer than the window
-// and windows whose tail is not block-aligned.
+// and windows whose tail is not block-aligned; with the append's blocks allocated ahead or not.
 TEST_P(ScatterMatchesCommit, StoreAndWindowEqualTheHostPath) {
   const ScatterCase c = GetParam();
   const int64_t w = int64_t{c.window_blocks} * c.block_tokens;
@@ -75,7 +75,10 @@ TEST_P(ScatterMatchesCommit, StoreAndWindowEqualTheHostPath) {
       const auto& maw = host.store(h).maw;
       evicted_maw.insert(evicted_maw.end(), maw.begin() + from, maw.end());
     }
-    scattered.evict_and_insert(k.data(), v.data(), n, evicted_maw.data(), c.sel);
+    // Every other call with its blocks allocated ahead, as the CUDA backend does when it enqueues.
+    kvmgr::DramStore::PreparedAppend ahead = call % 2 == 0 ? scattered.dram().allocate_append(evict)
+                                                           : kvmgr::DramStore::PreparedAppend{};
+    scattered.evict_and_insert(k.data(), v.data(), n, evicted_maw.data(), c.sel, std::move(ahead));
     evicted_total += evict;
 
     ASSERT_EQ(scattered.window().size(), host.window().size()) << "call " << call;

@@ -243,6 +243,23 @@ TEST(StoreMemory, SynchronousGrowthWhenTheBackgroundIsLate) {
   EXPECT_EQ(st.background_growths, 1);
 }
 
+// A batch of spans (a store append's blocks) is taken whole or not at all.
+TEST(StoreMemory, ABatchAtTheLimitIsTakenWholeOrNotAtAll) {
+  auto memory = test::store_memory(options(0, 6, 2 * kChunk));
+  std::vector<StoreSpan> spans(40);  // two chunks hold 32
+  EXPECT_THROW(memory->allocate(0, 4096, spans), StoreMemoryExhausted);
+  for (const StoreSpan& s : spans) EXPECT_FALSE(s);
+  EXPECT_EQ(memory->stats(0).used_bytes, 0);
+  spans.resize(32);
+  memory->allocate(0, 4096, spans);
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    ASSERT_TRUE(spans[i]);
+    std::memset(spans[i].data(), static_cast<int>(i), 4096);  // distinct slots: each keeps its bytes
+  }
+  for (std::size_t i = 0; i < spans.size(); ++i) EXPECT_EQ(spans[i].data()[4095], static_cast<std::byte>(i));
+  EXPECT_EQ(memory->stats(0).used_bytes, 32 * 4096);
+}
+
 TEST(StoreMemory, ByteLimitIsExhaustionThatChangesNothing) {
   auto memory = test::store_memory(options(0, 6, 2 * kChunk));
   std::vector<StoreSpan> spans;

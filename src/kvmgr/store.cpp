@@ -40,11 +40,12 @@ void ContextCache::reserve(StoreMemory& memory, int node, int64_t rows, std::siz
   capacity_ = static_cast<int64_t>(half / row_bytes);
 }
 
-void ContextCache::push_back(const std::byte* k_row, const std::byte* v_row, std::size_t row_bytes) {
-  assert(rows_ < capacity_);
-  std::memcpy(span_.data() + static_cast<std::size_t>(rows_) * row_bytes, k_row, row_bytes);
-  std::memcpy(span_.data() + v_offset_ + static_cast<std::size_t>(rows_) * row_bytes, v_row, row_bytes);
-  ++rows_;
+void ContextCache::push_back(const std::byte* k_rows, const std::byte* v_rows, int64_t n, std::size_t row_bytes) {
+  assert(rows_ + n <= capacity_);
+  const std::size_t at = static_cast<std::size_t>(rows_) * row_bytes, bytes = static_cast<std::size_t>(n) * row_bytes;
+  std::memcpy(span_.data() + at, k_rows, bytes);
+  std::memcpy(span_.data() + v_offset_ + at, v_rows, bytes);
+  rows_ += n;
 }
 
 // ---- DramStore ----
@@ -68,34 +69,36 @@ const std::byte* DramStore::v(int32_t h, int64_t j) const {
   return blocks[j / block_tokens_]->v() + (j % block_tokens_) * head_row_bytes_;
 }
 
-DramStore::PreparedAppend DramStore::prepare_append(const std::byte* k_rows, const std::byte* v_rows,
-                                                    int64_t count, const SelectionParams& sel) {
+DramStore::PreparedAppend DramStore::allocate_append(int64_t count) const {
   PreparedAppend p;
   p.count = count;
   if (count == 0) return p;
   assert(count % block_tokens_ == 0);
   const int32_t hkv = n_kv_heads();
-  const std::size_t token_row_bytes = head_row_bytes_ * hkv;
   const int64_t n_blocks = count / block_tokens_;
-  const int64_t m = size() + count;
 
+  // Every block of the append from one call of the allocator (one lock, not one per block).
+  std::vector<StoreSpan> spans(static_cast<std::size_t>(hkv * n_blocks));
+  memory_->allocate(node_, 2 * block_v_offset_, spans);
   p.blocks.resize(static_cast<std::size_t>(hkv));
   for (int32_t h = 0; h < hkv; ++h) {
+    p.blocks[h].reserve(static_cast<std::size_t>(n_blocks));
     for (int64_t b = 0; b < n_blocks; ++b) {
       auto block = std::make_shared<StoreBlock>();
-      block->memory = memory_->allocate(node_, 2 * block_v_offset_);
+      block->memory = std::move(spans[h * n_blocks + b]);
       block->v_offset = block_v_offset_;
-      std::byte* k = block->memory.data();
-      std::byte* v = k + block_v_offset_;
-      for (int64_t t = 0; t < block_tokens_; ++t) {
-        const std::size_t src = (b * block_tokens_ + t) * token_row_bytes + h * head_row_bytes_;
-        std::memcpy(k + t * head_row_bytes_, k_rows + src, head_row_bytes_);
-        std::memcpy(v + t * head_row_bytes_, v_rows + src, head_row_bytes_);
-      }
       p.blocks[h].push_back(std::move(block));
     }
   }
+  return p;
+}
 
+void DramStore::make_room(const PreparedAppend& prepared, const SelectionParams& sel) {
+  const int64_t count = prepared.count;
+  if (count == 0) return;
+  const int32_t hkv = n_kv_heads();
+  const int64_t n_blocks = count / block_tokens_;
+  const int64_t m = size() + count;
   // Room for what commit_append adds. S grows by at most the entries admitted (all new ones) or to
   // min_keep, and padding takes every head of a task to the longest of them.
   std::vector<int64_t> rows(static_cast<std::size_t>(hkv));
@@ -117,7 +120,27 @@ DramStore::PreparedAppend DramStore::prepare_append(const std::byte* k_rows, con
     grow_capacity(s.context.indices, static_cast<std::size_t>(rows[h]));
     s.context_cache.reserve(*memory_, node_, rows[h], head_row_bytes_);
   }
-  return p;
+}
+
+void DramStore::fill_append(PreparedAppend& prepared, std::span<const Rows> pieces) const {
+  const int32_t hkv = n_kv_heads();
+  const std::size_t token_row_bytes = head_row_bytes_ * hkv;
+  int64_t t = 0;  // entry of the append
+  for (const Rows& piece : pieces) {
+    for (int64_t r = 0; r < piece.count; ++r, ++t) {
+      // Row by row, so that the source is read front to back; each head's row goes to its block.
+      const std::size_t at = static_cast<std::size_t>(t % block_tokens_) * head_row_bytes_;
+      const auto b = static_cast<std::size_t>(t / block_tokens_);
+      const std::byte* k = piece.k + r * token_row_bytes;
+      const std::byte* v = piece.v + r * token_row_bytes;
+      for (int32_t h = 0; h < hkv; ++h) {
+        std::byte* dst = prepared.blocks[h][b]->memory.data() + at;
+        std::memcpy(dst, k + h * head_row_bytes_, head_row_bytes_);
+        std::memcpy(dst + block_v_offset_, v + h * head_row_bytes_, head_row_bytes_);
+      }
+    }
+  }
+  assert(t == prepared.count);
 }
 
 void DramStore::commit_append(PreparedAppend&& prepared, const float* maw, uint32_t n_ref,
@@ -199,9 +222,14 @@ void DramStore::select_from(std::vector<HeadStore>& heads, int64_t from, const S
 
 void DramStore::sync_context_cache(HeadStore& s, int32_t h) {
   s.context_cache.reserve(*memory_, node_, s.context.size(), head_row_bytes_);
-  for (int64_t c = s.context_cache.rows(); c < s.context.size(); ++c) {
-    const uint32_t j = s.context.indices[c];
-    s.context_cache.push_back(k(h, j), v(h, j), head_row_bytes_);
+  const auto& indices = s.context.indices;
+  for (int64_t c = s.context_cache.rows(); c < s.context.size();) {
+    // A run of consecutive entries of one block is one copy (admission appends in store order).
+    const uint32_t j = indices[c];
+    int64_t n = 1;
+    while (c + n < s.context.size() && indices[c + n] == j + n && (j + n) % block_tokens_ != 0) ++n;
+    s.context_cache.push_back(k(h, j), v(h, j), n, head_row_bytes_);
+    c += n;
   }
 }
 
@@ -221,7 +249,6 @@ SequenceKv::PreparedCommit SequenceKv::prepare_commit(const std::byte* new_k, co
   c.evict = evict_count(n_new);
   const int64_t w = window_.size();
   const int32_t hkv = n_kv_heads();
-  const std::size_t token_row_bytes = window_.row_bytes();
 
   // Track: window entries blend their MAW, new entries start at their first observed weight.
   // Computed aside and written back only once the store has taken the evicted entries.
@@ -235,19 +262,28 @@ SequenceKv::PreparedCommit SequenceKv::prepare_commit(const std::byte* new_k, co
 
   // Evict: the oldest `evict` entries (window first, then new rows) go to the store with their MAW.
   if (c.evict > 0) {
-    std::vector<std::byte> k_rows(c.evict * token_row_bytes), v_rows(c.evict * token_row_bytes);
     c.evicted_maw.resize(static_cast<std::size_t>(c.evict * hkv));
-    for (int64_t i = 0; i < c.evict; ++i) {
-      const bool in_window = i < w;
-      const std::byte* k = in_window ? window_.k(window_.slot(i)) : new_k + (i - w) * token_row_bytes;
-      const std::byte* v = in_window ? window_.v(window_.slot(i)) : new_v + (i - w) * token_row_bytes;
-      std::memcpy(k_rows.data() + i * token_row_bytes, k, token_row_bytes);
-      std::memcpy(v_rows.data() + i * token_row_bytes, v, token_row_bytes);
-      for (int32_t h = 0; h < hkv; ++h) c.evicted_maw[h * c.evict + i] = c.maw_of[h * (w + n_new) + i];
+    for (int32_t h = 0; h < hkv; ++h) {
+      std::copy_n(c.maw_of.begin() + h * (w + n_new), c.evict, c.evicted_maw.begin() + h * c.evict);
     }
-    c.append = store_.prepare_append(k_rows.data(), v_rows.data(), c.evict, sel);
+    c.append = store_.prepare_append(c.evict, sel);
+    std::array<DramStore::Rows, 3> pieces;
+    store_.fill_append(c.append, std::span(pieces.data(), static_cast<std::size_t>(evicted_pieces(new_k, new_v, c.evict, pieces))));
   }
   return c;
+}
+
+int SequenceKv::evicted_pieces(const std::byte* new_k, const std::byte* new_v, int64_t evict,
+                               std::array<DramStore::Rows, 3>& pieces) const {
+  int n = 0;
+  int64_t left = evict;
+  for (const WindowRing::Run& run : window_.runs()) {
+    const int64_t rows = std::min(run.count, left);
+    if (rows > 0) pieces[n++] = {window_.k(run.first_slot), window_.v(run.first_slot), rows};
+    left -= rows;
+  }
+  if (left > 0) pieces[n++] = {new_k, new_v, left};
+  return n;
 }
 
 void SequenceKv::apply_commit(PreparedCommit&& c, const SelectionParams& sel) {
@@ -275,40 +311,19 @@ void SequenceKv::apply_commit(PreparedCommit&& c, const SelectionParams& sel) {
 }
 
 void SequenceKv::evict_and_insert(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
-                                  const float* evicted_maw, const SelectionParams& sel) {
+                                  const float* evicted_maw, const SelectionParams& sel,
+                                  DramStore::PreparedAppend&& prepared) {
   const int64_t w = window_.size();
   const int64_t evict = evict_count(n_new);
   const std::size_t row_bytes = window_.row_bytes();
 
   if (evict > 0) {
-    // The evicted rows, oldest first: at most two runs of window slots, then new rows. The store
-    // takes them contiguous: a single run is handed over in place, several are joined first.
-    struct Piece {
-      const std::byte *k, *v;
-      int64_t rows;
-    };
-    std::array<Piece, 3> pieces{};
-    int n_pieces = 0;
-    int64_t left = evict;
-    for (const WindowRing::Run& run : window_.runs()) {
-      const int64_t rows = std::min(run.count, left);
-      if (rows > 0) pieces[n_pieces++] = {window_.k(run.first_slot), window_.v(run.first_slot), rows};
-      left -= rows;
-    }
-    if (left > 0) pieces[n_pieces++] = {new_k, new_v, left};
-    const auto n_ref = static_cast<uint32_t>(w + n_new);
-    if (n_pieces == 1) {
-      store_.append(pieces[0].k, pieces[0].v, evicted_maw, evict, n_ref, sel);
-    } else {
-      std::vector<std::byte> k_rows(evict * row_bytes), v_rows(evict * row_bytes);
-      std::size_t at = 0;
-      for (int p = 0; p < n_pieces; ++p) {
-        std::memcpy(k_rows.data() + at, pieces[p].k, pieces[p].rows * row_bytes);
-        std::memcpy(v_rows.data() + at, pieces[p].v, pieces[p].rows * row_bytes);
-        at += pieces[p].rows * row_bytes;
-      }
-      store_.append(k_rows.data(), v_rows.data(), evicted_maw, evict, n_ref, sel);
-    }
+    if (prepared.count == 0) prepared = store_.allocate_append(evict);
+    assert(prepared.count == evict);
+    store_.make_room(prepared, sel);
+    std::array<DramStore::Rows, 3> pieces;
+    store_.fill_append(prepared, std::span(pieces.data(), static_cast<std::size_t>(evicted_pieces(new_k, new_v, evict, pieces))));
+    store_.commit_append(std::move(prepared), evicted_maw, static_cast<uint32_t>(w + n_new), sel);
   }
 
   const int64_t keep_from = std::max<int64_t>(0, evict - w);  // first new row that stays

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -47,8 +48,8 @@ class ContextCache {
   /// Room for `rows` rows of `row_bytes`, the rows held kept. Throws StoreMemoryExhausted, leaving
   /// the cache as it was.
   void reserve(StoreMemory& memory, int node, int64_t rows, std::size_t row_bytes);
-  /// Appends one K row and one V row (within capacity()).
-  void push_back(const std::byte* k_row, const std::byte* v_row, std::size_t row_bytes);
+  /// Appends `n` contiguous K rows and V rows (within capacity()).
+  void push_back(const std::byte* k_rows, const std::byte* v_rows, int64_t n, std::size_t row_bytes);
   void truncate(int64_t rows) { rows_ = std::min(rows_, rows); }
 
  private:
@@ -94,22 +95,43 @@ class DramStore {
   const std::byte* k(int32_t h, int64_t j) const;
   const std::byte* v(int32_t h, int64_t j) const;
 
-  /// Evicted entries ready to join the store: their blocks, allocated and filled.
+  /// Entries ready to join the store: their blocks, allocated (then filled by fill_append).
   struct PreparedAppend {
     std::vector<StoreBlocks> blocks;  // per KV head
     int64_t count = 0;
   };
-  /// Everything of an append that can fail, with no visible change: allocates and fills the
-  /// blocks of `count` (a multiple of block_tokens) token-major K and V rows [count, Hkv, D], and
-  /// makes room for them and for what selection may add (lists, context caches).
-  PreparedAppend prepare_append(const std::byte* k_rows, const std::byte* v_rows, int64_t count,
-                                const SelectionParams& sel);
+  /// Token-major K and V rows [count, Hkv, D]: one contiguous piece of an append's entries.
+  struct Rows {
+    const std::byte* k = nullptr;
+    const std::byte* v = nullptr;
+    int64_t count = 0;
+  };
+  /// The blocks of an append of `count` entries (a multiple of block_tokens), from one call of
+  /// the allocator. Reads nothing an append changes: the CUDA backend calls it when it enqueues
+  /// the call whose scatter appends, beside a scatter that may be running, so that running out of
+  /// store memory for the blocks fails that call, before any entry leaves the window.
+  PreparedAppend allocate_append(int64_t count) const;
+  /// Room for the prepared entries and for what selection may add (lists, context caches); may
+  /// fail, with no visible change.
+  void make_room(const PreparedAppend& prepared, const SelectionParams& sel);
+  /// Everything of an append of `count` entries that can fail, with no visible change.
+  PreparedAppend prepare_append(int64_t count, const SelectionParams& sel) {
+    PreparedAppend p = allocate_append(count);
+    make_room(p, sel);
+    return p;
+  }
+  /// Copies the entries' K and V, oldest first, from `pieces` (prepared.count rows in all) into the
+  /// prepared blocks: per row, one copy per KV head. Cannot fail.
+  void fill_append(PreparedAppend& prepared, std::span<const Rows> pieces) const;
   /// Appends the prepared entries with their MAW [Hkv, count], all judged against `n_ref`, then
   /// selects among them. Strong guarantee: on an exception the store is as it was.
   void commit_append(PreparedAppend&& prepared, const float* maw, uint32_t n_ref, const SelectionParams& sel);
   void append(const std::byte* k_rows, const std::byte* v_rows, const float* maw, int64_t count,
               uint32_t n_ref, const SelectionParams& sel) {
-    commit_append(prepare_append(k_rows, v_rows, count, sel), maw, n_ref, sel);
+    PreparedAppend p = prepare_append(count, sel);
+    const Rows rows{k_rows, v_rows, count};
+    fill_append(p, {&rows, 1});
+    commit_append(std::move(p), maw, n_ref, sel);
   }
 
   /// Re-evaluation (§3.2.2): store entries [0, a[h].size()) take the appended queries' weights
@@ -183,15 +205,22 @@ class SequenceKv {
   /// backend keeps its window on the GPU and this one as the host's copy of it, FlashD2H): the
   /// oldest evict_count(n_new) entries of window ∪ new rows go to the store with `evicted_maw`
   /// [Hkv, evict] and n_ref = window size + n_new, and are selected; the remaining new rows enter
-  /// the window (their MAW is left as it is). Strong guarantee on bad_alloc.
+  /// the window (their MAW is left as it is). `prepared`: the store's allocate_append of those
+  /// entries, made ahead (empty: made here). Strong guarantee on bad_alloc.
   void evict_and_insert(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
-                        const float* evicted_maw, const SelectionParams& sel);
+                        const float* evicted_maw, const SelectionParams& sel,
+                        DramStore::PreparedAppend&& prepared = {});
 
   void apply_reevaluation(std::span<const std::vector<float>> a, const SelectionParams& sel) {
     store_.apply_reevaluation(a, sel);
   }
 
  private:
+  /// The oldest `evict` entries of window ∪ new rows, as at most three contiguous pieces (the
+  /// window's two runs of slots, then new rows); returns how many.
+  int evicted_pieces(const std::byte* new_k, const std::byte* new_v, int64_t evict,
+                     std::array<DramStore::Rows, 3>& pieces) const;
+
   WindowRing window_;
   DramStore store_;
 };

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <new>
 #include <string>
 #include <thread>
@@ -118,6 +119,9 @@ class StoreMemory : public std::enable_shared_from_this<StoreMemory> {
   /// A span of at least `bytes` on `node`. Throws StoreMemoryExhausted when the memory cannot be
   /// had (nothing changed then), std::out_of_range for a node outside the topology.
   StoreSpan allocate(int node, std::size_t bytes);
+  /// out.size() spans of at least `bytes` on `node` under one lock (out's spans empty). Throws as
+  /// allocate, with every span of `out` left empty.
+  void allocate(int node, std::size_t bytes, std::span<StoreSpan> out);
 
   /// Starts the background growth of `node` if its spare chunks are below the low-water mark (a
   /// sequence joining the node calls it, so that its first steps find memory ready).

@@ -23,10 +23,13 @@ std::array<WindowRing::Run, 2> WindowRing::runs() const {
 
 void WindowRing::push_back(const std::byte* k_rows, const std::byte* v_rows, int64_t count) {
   assert(size_ + count <= capacity_);
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t s = slot(size_ + i);
-    std::memcpy(k_.data() + s * row_bytes_, k_rows + i * row_bytes_, row_bytes_);
-    std::memcpy(v_.data() + s * row_bytes_, v_rows + i * row_bytes_, row_bytes_);
+  // At most two runs of free slots: up to the ring's end, then from its start.
+  for (int64_t done = 0; done < count;) {
+    const int64_t s = slot(size_ + done);
+    const int64_t n = std::min(count - done, capacity_ - s);
+    std::memcpy(k_.data() + s * row_bytes_, k_rows + done * row_bytes_, n * row_bytes_);
+    std::memcpy(v_.data() + s * row_bytes_, v_rows + done * row_bytes_, n * row_bytes_);
+    done += n;
   }
   size_ += count;
 }
