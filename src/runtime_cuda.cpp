@@ -327,6 +327,16 @@ class CudaRuntime final : public RuntimeBase {
                    bytes >> 20, opt_.n_layers, opt_.max_sequences, window_tokens_, opt_.n_kv_heads, opt_.head_dim);
     }
     for (int32_t r = opt_.max_sequences - 1; r >= 0; --r) free_rings_.push_back(r);
+    // CUDA loads a kernel at its first launch (lazy loading, the default since CUDA 12.2): the call
+    // that first launches it would pay the load, and the first call of a fresh runtime made inside
+    // a stream capture would load modules there. Every kernel this runtime launches is loaded now.
+    HGCA_CUDA_TRY(gpu::load_window_attention_kernels(window_params()));
+    HGCA_CUDA_TRY(gpu::load_window_commit_kernels());
+    HGCA_CUDA_TRY(merge::load_merge_kernel(opt_.dtype));
+    if (overflow_on_) {
+      HGCA_CUDA_TRY(gpu::load_sparse_attention_kernels(opt_.dtype, opt_.head_dim));
+      HGCA_CUDA_TRY(merge::load_merge_kernel(DType::kFloat32));
+    }
     if (Status s = init_store_memory(machine, store_registration(device_)); !s) return s;
     // Decode steps of every sequence, a block of each evicted, never grow a buffer (nor wait):
     // the GPU's sparse part with as many key splits as its plan may choose.

@@ -100,6 +100,14 @@ __global__ void __launch_bounds__(kThreads, 1) flash_h2d_kernel(const __grid_con
 
 Status invalid(const std::string& message) { return {StatusCode::kInvalidArgument, "flash_h2d: " + message}; }
 
+bool valid(const H2DSpan& s) { return s.bytes == 0 || (s.bytes > 0 && s.src && s.dst); }
+
+Status invalid_span(std::size_t i, const H2DSpan& s) {
+  const std::string at = "spans[" + std::to_string(i) + "]";
+  if (s.bytes < 0) return invalid(at + ".bytes = " + std::to_string(s.bytes) + ", expected ≥ 0");
+  return invalid(at + (s.src ? ".dst" : ".src") + " is null (bytes = " + std::to_string(s.bytes) + ")");
+}
+
 Status cuda_error(const char* what, cudaError_t e) {
   cudaGetLastError();
   return {e == cudaErrorMemoryAllocation ? StatusCode::kOutOfMemory : StatusCode::kInternal,
@@ -122,12 +130,10 @@ Status flash_h2d(std::span<const H2DSpan> spans, const FlashH2DConfig& config, v
     return invalid("config.piece_bytes = " + std::to_string(config.piece_bytes) +
                    ", expected a multiple of 16 in [512, 16777216]");
   }
+  // The message is built for a bad span only: one per span cost ~30 ns each before the first launch
+  // (0.5 ms for 16 K spans, time in which the GPU waits for the gather to start).
   for (std::size_t i = 0; i < spans.size(); ++i) {
-    const H2DSpan& s = spans[i];
-    const std::string at = "spans[" + std::to_string(i) + "]";
-    if (s.bytes < 0) return invalid(at + ".bytes = " + std::to_string(s.bytes) + ", expected ≥ 0");
-    if (s.bytes > 0 && !s.src) return invalid(at + ".src is null (bytes = " + std::to_string(s.bytes) + ")");
-    if (s.bytes > 0 && !s.dst) return invalid(at + ".dst is null (bytes = " + std::to_string(s.bytes) + ")");
+    if (!valid(spans[i])) return invalid_span(i, spans[i]);
   }
 
   auto l = std::make_unique<Launch>();  // 32 KB: not on the caller's stack

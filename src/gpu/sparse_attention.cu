@@ -358,33 +358,45 @@ __global__ void __launch_bounds__(kCombineWarps * 32) sparse_combine_kernel(Spar
 
 namespace {
 
+/// An attend kernel and its dynamic shared memory.
+struct AttendKernel {
+  void (*kernel)(kernels::SparseArgs);
+  std::size_t smem;
+};
+
 template <typename T, int DP, int TP>
-cudaError_t launch_attend(const kernels::SparseArgs& a, int32_t n_items, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(n_items), static_cast<unsigned>(a.plan.tiles),
-                  static_cast<unsigned>(a.plan.kv_splits));
-  kernels::sparse_attend_kernel<T, DP, TP>
-      <<<grid, kernels::kSparseThreads, kernels::sparse_attend_smem(TP, DP), stream>>>(a);
-  return cudaGetLastError();
+AttendKernel attend_kernel() {
+  return {kernels::sparse_attend_kernel<T, DP, TP>, kernels::sparse_attend_smem(TP, DP)};
 }
 
 // Head dims are compiled for 32, 64, 128 and 256 (lanes past the real head dim idle): bounded
 // dispatch, 48 attend kernels in all.
 template <typename T, int TP>
-cudaError_t dispatch_dim(const kernels::SparseArgs& a, int32_t n_items, cudaStream_t stream) {
-  if (a.head_dim <= 32) return launch_attend<T, 32, TP>(a, n_items, stream);
-  if (a.head_dim <= 64) return launch_attend<T, 64, TP>(a, n_items, stream);
-  if (a.head_dim <= 128) return launch_attend<T, 128, TP>(a, n_items, stream);
-  return launch_attend<T, 256, TP>(a, n_items, stream);
+AttendKernel dispatch_dim(int32_t head_dim) {
+  if (head_dim <= 32) return attend_kernel<T, 32, TP>();
+  if (head_dim <= 64) return attend_kernel<T, 64, TP>();
+  if (head_dim <= 128) return attend_kernel<T, 128, TP>();
+  return attend_kernel<T, 256, TP>();
 }
 
 template <typename T>
-cudaError_t dispatch_tile(const kernels::SparseArgs& a, int32_t n_items, cudaStream_t stream) {
-  switch (a.plan.tile_pairs) {
-    case 1: return dispatch_dim<T, 1>(a, n_items, stream);
-    case 2: return dispatch_dim<T, 2>(a, n_items, stream);
-    case 4: return dispatch_dim<T, 4>(a, n_items, stream);
-    default: return dispatch_dim<T, 8>(a, n_items, stream);
+AttendKernel dispatch_tile(int32_t tile_pairs, int32_t head_dim) {
+  switch (tile_pairs) {
+    case 1: return dispatch_dim<T, 1>(head_dim);
+    case 2: return dispatch_dim<T, 2>(head_dim);
+    case 4: return dispatch_dim<T, 4>(head_dim);
+    default: return dispatch_dim<T, 8>(head_dim);
   }
+}
+
+/// The attend kernel of a launch of `dtype` with this tile and head dim.
+AttendKernel dispatch_attend(DType dtype, int32_t tile_pairs, int32_t head_dim) {
+  switch (dtype) {
+    case DType::kFloat16: return dispatch_tile<__half>(tile_pairs, head_dim);
+    case DType::kBFloat16: return dispatch_tile<__nv_bfloat16>(tile_pairs, head_dim);
+    case DType::kFloat32: break;
+  }
+  return dispatch_tile<float>(tile_pairs, head_dim);
 }
 
 }  // namespace
@@ -405,17 +417,26 @@ int launch_sparse_attention(const SparseAttentionParams& p, void* stream) {
     a.part_o = reinterpret_cast<float*>(base + sparse_partials_offset(p.plan, p.n_items));
   }
   auto* st = static_cast<cudaStream_t>(stream);
-  cudaError_t e = cudaSuccess;
-  switch (p.dtype) {
-    case DType::kFloat16: e = dispatch_tile<__half>(a, p.n_items, st); break;
-    case DType::kBFloat16: e = dispatch_tile<__nv_bfloat16>(a, p.n_items, st); break;
-    case DType::kFloat32: e = dispatch_tile<float>(a, p.n_items, st); break;
-  }
-  if (e != cudaSuccess || !split) return e;
+  const AttendKernel attend = dispatch_attend(p.dtype, p.plan.tile_pairs, p.head_dim);
+  const dim3 attend_grid(static_cast<unsigned>(p.n_items), static_cast<unsigned>(p.plan.tiles),
+                         static_cast<unsigned>(p.plan.kv_splits));
+  auto* const kernel = attend.kernel;
+  kernel<<<attend_grid, kernels::kSparseThreads, attend.smem, st>>>(a);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess || !split) return e;
   const dim3 grid(static_cast<unsigned>(p.n_items),
                   static_cast<unsigned>((p.plan.split_pairs + kernels::kCombineWarps - 1) / kernels::kCombineWarps));
   kernels::sparse_combine_kernel<<<grid, kernels::kCombineWarps * 32, 0, st>>>(a);
   return cudaGetLastError();
+}
+
+int load_sparse_attention_kernels(DType dtype, int32_t head_dim) {
+  cudaFuncAttributes attr{};
+  for (const int32_t tile_pairs : {1, 2, 4, 8}) {
+    if (cudaError_t e = cudaFuncGetAttributes(&attr, dispatch_attend(dtype, tile_pairs, head_dim).kernel); e != cudaSuccess) {
+      return e;
+    }
+  }
+  return cudaFuncGetAttributes(&attr, kernels::sparse_combine_kernel);
 }
 
 }  // namespace hgca::gpu

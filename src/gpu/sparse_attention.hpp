@@ -131,4 +131,8 @@ Status check_sparse_attention(const SparseAttentionParams& p, std::span<const Sp
 /// allocation, no synchronization, parameters by value.
 int launch_sparse_attention(const SparseAttentionParams& p, void* stream);
 
+/// Loads every kernel launch_sparse_attention can take for `dtype` and `head_dim` (any plan), so
+/// that no later launch (one inside a stream capture included) loads a module. Returns the CUDA error.
+int load_sparse_attention_kernels(DType dtype, int32_t head_dim);
+
 }  // namespace hgca::gpu

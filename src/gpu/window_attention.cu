@@ -92,19 +92,29 @@ cudaError_t allow_smem(K* kernel, std::size_t bytes) {
                               static_cast<int>(bytes));
 }
 
+/// The generic kernels' one-time setup: loaded (CUDA loads kernels lazily, on first use) and their
+/// shared memory limit set for the largest head dim, so no load or attribute call happens inside a
+/// later capture.
+template <typename T>
+cudaError_t generic_setup() {
+  static const cudaError_t err = [] {
+    cudaFuncAttributes attr{};
+    cudaError_t e = cudaFuncGetAttributes(&attr, kernels::generic_attend_kernel<T>);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr, kernels::generic_observe_kernel<T>);
+    if (e == cudaSuccess) e = allow_smem(kernels::generic_attend_kernel<T>, kernels::generic_attend_smem(256));
+    if (e == cudaSuccess)
+      e = allow_smem(kernels::generic_observe_kernel<T>, kernels::generic_observe_smem(256));
+    return e;
+  }();
+  return err;
+}
+
 template <typename T>
 cudaError_t launch_generic(const KernelArgs& a, const SeqBatch& sb, int32_t b, int32_t max_new,
                            int32_t max_keys, cudaStream_t stream) {
   const std::size_t smem_a = kernels::generic_attend_smem(a.head_dim);
   const std::size_t smem_o = kernels::generic_observe_smem(a.head_dim);
-  // Set for the largest head dim once, so no attribute call happens inside a later capture.
-  static const cudaError_t attr_err = [] {
-    cudaError_t e = allow_smem(kernels::generic_attend_kernel<T>, kernels::generic_attend_smem(256));
-    if (e == cudaSuccess)
-      e = allow_smem(kernels::generic_observe_kernel<T>, kernels::generic_observe_smem(256));
-    return e;
-  }();
-  if (attr_err != cudaSuccess) return attr_err;
+  if (cudaError_t e = generic_setup<T>(); e != cudaSuccess) return e;
   const dim3 grid_a(static_cast<unsigned>(ceil_div(int64_t{max_new} * a.group,
                                                    kernels::kGenQueriesPerBlock)),
                     a.n_kv_heads, b);
@@ -164,31 +174,53 @@ cudaError_t launch_combine(const KernelArgs& a, const SeqBatch& sb, const Decode
   return cudaLaunchKernelEx(&cfg, kernels::decode_combine_kernel, a, sb, lay);
 }
 
+/// The decode kernels' one-time setup (the split kernel's shared memory limit raised to the largest
+/// launch, G 8 and the longest slice, and its resident blocks per group size, with its longest
+/// slice; the combine kernel loaded), so no load or attribute call happens inside a later capture.
+struct DecodeSetup {
+  cudaError_t error = cudaSuccess;
+  std::array<int64_t, 9> slots{};
+};
+template <typename T, int D>
+const DecodeSetup& decode_setup() {
+  static const DecodeSetup setup = [] {
+    auto* kernel = kernels::decode_split_kernel<T, D>;
+    DecodeSetup s;
+    cudaFuncAttributes attr{};
+    s.error = cudaFuncGetAttributes(&attr, kernels::decode_combine_kernel);
+    if (s.error == cudaSuccess) s.error = allow_smem(kernel, kernels::decode_split_smem(kMaxSplitKeys, 8, D));
+    for (int g = 1; g <= 8 && s.error == cudaSuccess; ++g)
+      s.slots[g] = resident_slots(kernel, kernels::decode_split_smem(kMaxSplitKeys, g, D));
+    return s;
+  }();
+  return setup;
+}
+
 /// Launches the decode path; *done = false (nothing launched) when the workspace does not fit.
 template <typename T, int D>
 cudaError_t launch_decode_t(const WindowAttentionParams& p, const KernelArgs& a,
                             const SeqBatch& sb, int32_t b, int32_t max_keys, cudaStream_t stream,
                             bool* done) {
   auto* kernel = kernels::decode_split_kernel<T, D>;
-  // Raised once to the largest launch (G 8, longest slice), so no attribute call happens inside a
-  // later capture; the resident blocks per group size, with its longest slice.
-  static const cudaError_t attr_err =
-      allow_smem(kernel, kernels::decode_split_smem(kMaxSplitKeys, 8, D));
-  if (attr_err != cudaSuccess) return attr_err;
-  static const auto slots = [&] {
-    std::array<int64_t, 9> s{};
-    for (int g = 1; g <= 8; ++g)
-      s[g] = resident_slots(kernel, kernels::decode_split_smem(kMaxSplitKeys, g, D));
-    return s;
-  }();
+  const DecodeSetup& setup = decode_setup<T, D>();
+  if (setup.error != cudaSuccess) return setup.error;
   DecodeLayout lay;
-  *done = decode_layout(p, b, max_keys, slots[a.group], &lay);
+  *done = decode_layout(p, b, max_keys, setup.slots[a.group], &lay);
   if (!*done) return cudaSuccess;
   const dim3 grid(lay.n_split, a.n_kv_heads, b);
   kernel<<<grid, kernels::kDecThreads, kernels::decode_split_smem(lay.split, a.group, D), stream>>>(
       a, sb, lay);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   return launch_combine(a, sb, lay, grid, stream);
+}
+
+template <typename T>
+cudaError_t load_decode(int32_t head_dim) {
+  switch (head_dim) {
+    case 64: return decode_setup<T, 64>().error;
+    case 128: return decode_setup<T, 128>().error;
+    default: return decode_setup<T, 256>().error;
+  }
 }
 
 template <typename T>
@@ -307,6 +339,21 @@ int launch_window_attention(const WindowAttentionParams& p, void* stream) {
     if (cudaError_t e = launch_chunk(p, a, p.seqs + b0, b, st); e != cudaSuccess) return e;
   }
   return cudaSuccess;
+}
+
+int load_window_attention_kernels(const WindowAttentionParams& p) {
+  if (!valid_shape(p)) return cudaErrorInvalidValue;
+  if (decode_dtype_and_dim(p)) {
+    const cudaError_t e = p.dtype == DType::kFloat16 ? load_decode<__half>(p.head_dim)
+                                                     : load_decode<__nv_bfloat16>(p.head_dim);
+    if (e != cudaSuccess) return e;
+  }
+  switch (p.dtype) {
+    case DType::kFloat16: return generic_setup<__half>();
+    case DType::kBFloat16: return generic_setup<__nv_bfloat16>();
+    case DType::kFloat32: break;
+  }
+  return generic_setup<float>();
 }
 
 }  // namespace hgca::gpu

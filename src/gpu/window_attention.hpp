@@ -66,4 +66,9 @@ std::size_t window_attention_workspace_bytes(const WindowAttentionParams& p, int
 /// Enqueues the attention on `stream`; returns the CUDA error code (0: success) of the launches.
 int launch_window_attention(const WindowAttentionParams& p, void* stream);
 
+/// Loads every kernel launch_window_attention can take for p's dtype and head dim (decode and
+/// generic paths) and does their one-time setup, so that no later call (one inside a stream
+/// capture included) loads a module. Only the shape fields of `p` are read. Returns the CUDA error.
+int load_window_attention_kernels(const WindowAttentionParams& p);
+
 }  // namespace hgca::gpu

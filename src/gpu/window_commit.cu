@@ -96,4 +96,10 @@ int launch_window_insert(const WindowCommitParams& p, void* stream) {
                         [](const CommitSeq& s) -> int64_t { return s.n_new - std::max(0, s.evict - s.w); }, true);
 }
 
+int load_window_commit_kernels() {
+  cudaFuncAttributes attr{};
+  if (cudaError_t e = cudaFuncGetAttributes(&attr, evicted_maw_kernel); e != cudaSuccess) return e;
+  return cudaFuncGetAttributes(&attr, window_insert_kernel);
+}
+
 }  // namespace hgca::gpu

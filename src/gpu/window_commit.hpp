@@ -42,5 +42,8 @@ int launch_evicted_maw(const WindowCommitParams& p, void* stream);
 /// Writes the new tokens that stay into their ring slots with their MAW (after launch_evicted_maw:
 /// the slots may be the evicted ones).
 int launch_window_insert(const WindowCommitParams& p, void* stream);
+/// Loads both kernels, so that no later launch (one inside a stream capture included) loads a
+/// module. Returns the CUDA error.
+int load_window_commit_kernels();
 
 }  // namespace hgca::gpu

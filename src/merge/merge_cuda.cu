@@ -95,4 +95,14 @@ int launch_merge_states(const float* o_a, const float* lse_a, const float* o_b, 
   return cudaGetLastError();
 }
 
+int load_merge_kernel(DType dtype) {
+  cudaFuncAttributes attr{};
+  switch (dtype) {
+    case DType::kFloat32: return cudaFuncGetAttributes(&attr, merge_kernel<float>);
+    case DType::kFloat16: return cudaFuncGetAttributes(&attr, merge_kernel<__half>);
+    case DType::kBFloat16: return cudaFuncGetAttributes(&attr, merge_kernel<__nv_bfloat16>);
+  }
+  return cudaErrorInvalidValue;
+}
+
 }  // namespace hgca::merge

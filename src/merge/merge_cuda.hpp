@@ -19,4 +19,8 @@ int launch_merge_states(const float* o_a, const float* lse_a, const float* o_b, 
                         int64_t rows, int32_t head_dim, DType dtype, void* out, float* lse_out,
                         void* stream);
 
+/// Loads the merge kernel writing `dtype`, so that no later launch (one inside a stream capture
+/// included) loads a module. Returns the CUDA error.
+int load_merge_kernel(DType dtype);
+
 }  // namespace hgca::merge

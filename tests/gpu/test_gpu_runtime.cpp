@@ -200,6 +200,52 @@ TEST(CudaGraph, CapturedDecodeStepsEqualDirectCallsWithEveryContextSetOnTheGpu) 
   expect_captured_equal_direct(OverflowMode::kAlways);
 }
 
+// A fresh runtime whose very first attention calls are made inside a stream capture (with lazy
+// loading, its kernels would be loaded there unless create() loaded them), then every later step
+// captured too, each graph launched once: the same outputs, stores and context sets as the same
+// steps called directly on another fresh runtime, which runs second so that the captured runtime's
+// calls are the process's first launches of these kernels (ctest runs each test in its own process).
+void expect_first_calls_captured_equal_direct(OverflowMode overflow) {
+  Options o = small_options(DType::kFloat16);
+  o.overflow = overflow;
+  Driver graphed(o), direct(o);
+  const std::vector<SeqId> ids{2, 7};
+  for (SeqId id : ids) {
+    ASSERT_TRUE(graphed.rt().add_sequence(id).is_ok());
+    ASSERT_TRUE(direct.rt().add_sequence(id).is_ok());
+  }
+  std::mt19937_64 rng(11);
+  auto s = static_cast<cudaStream_t>(graphed.stream().get());
+  // 20 decode steps: the window (W = 16) fills, then evicts a block every 8 steps.
+  for (int step = 0; step < 20; ++step) {
+    const StepInputs in = make_inputs(o, 2, rng);
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    graphed.before_attention = [&] { ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess); };
+    graphed.enqueue_step(ids, {1, 1}, in);
+    graphed.before_attention = nullptr;
+    CUDA_OK(cudaStreamEndCapture(s, &graph));
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    CUDA_OK(cudaGraphLaunch(exec, s));
+    const auto captured = graphed.outputs();
+    direct.enqueue_step(ids, {1, 1}, in);
+    ASSERT_EQ(direct.outputs(), captured) << "step " << step;
+    CUDA_OK(cudaGraphExecDestroy(exec));
+    CUDA_OK(cudaGraphDestroy(graph));
+  }
+  for (SeqId id : ids) expect_same_history(direct.rt(), graphed.rt(), id, o);
+  LayerStats st;
+  ASSERT_TRUE(graphed.rt().layer_stats(0, &st).is_ok());
+  EXPECT_GT(st.store_tokens, 0);
+}
+
+TEST(CudaGraph, FreshRuntimesFirstCallsCapturedEqualDirectCalls) {
+  expect_first_calls_captured_equal_direct(OverflowMode::kOff);
+}
+TEST(CudaGraph, FreshRuntimesFirstCallsCapturedEqualDirectCallsWithEveryContextSetOnTheGpu) {
+  expect_first_calls_captured_equal_direct(OverflowMode::kAlways);
+}
+
 // attention() enqueues and returns while the stream is still held by an earlier kernel: the
 // calling thread never waits for the GPU or for the CPU's part (decode steps, evictions included).
 TEST(CudaAsync, AttentionReturnsWhileTheStreamIsBusy) {

@@ -48,7 +48,8 @@ It reports decode tokens/s, time between tokens (p50, p99, per decode step of th
 share of it the runtime's streams spent moving KV out of the window (synthetic workload), window,
 store and context-set sizes, the selected fraction, the backend and the method's parameters.
 --json prints the same as one JSON object on stdout: text, tokens (ids of every position after
-BOS), tokens_per_s, tbt_ms_p50, tbt_ms_p99, tbt_ms (every decode step), decode_transfer_ms,
+BOS), tokens_per_s, tbt_ms_p50, tbt_ms_p99, tbt_ms (every decode step), enqueue_ms (of each decode
+step, the time until end_step returned; synthetic workload), decode_transfer_ms,
 transfer_share, selected_fraction, alpha, beta, window_blocks, block_tokens and more; with --compare-exact also top1_agreement, kl_mean, ppl_exact, ppl_hybrid
 (--compare-exact needs --model). For the synthetic workload text is "" and tokens is [].)";
 
@@ -84,6 +85,7 @@ struct Summary {
   int32_t prefill_steps = 0;
   double prefill_seconds = 0.0;
   std::vector<double> decode_seconds;
+  std::vector<double> decode_enqueue_seconds;  // synthetic workload only
   double decode_transfer_seconds = 0.0;  // synthetic workload only
   std::vector<hgca::LayerStats> layers;
   std::string text;
@@ -238,6 +240,11 @@ void print_json(const Summary& s) {
   json tbt = json::array();
   for (double sec : s.decode_seconds) tbt.push_back(1e3 * sec);
   j["tbt_ms"] = std::move(tbt);
+  if (!s.decode_enqueue_seconds.empty()) {
+    json enqueue = json::array();
+    for (double sec : s.decode_enqueue_seconds) enqueue.push_back(1e3 * sec);
+    j["enqueue_ms"] = std::move(enqueue);
+  }
   j["decode_transfer_ms"] = 1e3 * s.decode_transfer_seconds;
   j["transfer_share"] = transfer_share(s);
   j["batch"] = s.batch;
@@ -397,6 +404,7 @@ int run_synthetic(const Cli& cli) {
   s.prefill_steps = times.prefill_steps;
   s.prefill_seconds = times.prefill_seconds;
   s.decode_seconds = times.decode_seconds;
+  s.decode_enqueue_seconds = times.decode_enqueue_seconds;
   s.decode_transfer_seconds = times.decode_transfer_seconds;
   if (cli.json) {
     print_json(s);

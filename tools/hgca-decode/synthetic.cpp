@@ -182,6 +182,7 @@ Status run_synthetic(Runtime& runtime, const SyntheticWorkload& w,
     }
     if (!status) return status;
     status = runtime.end_step();
+    const double enqueue_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (status && cuda) status = stream.synchronize();
     if (!status) return status;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -193,6 +194,7 @@ Status run_synthetic(Runtime& runtime, const SyntheticWorkload& w,
       }
     } else {
       times.decode_seconds.push_back(seconds);
+      times.decode_enqueue_seconds.push_back(enqueue_seconds);
     }
     positions += n;
     if (on_step) on_step(positions);

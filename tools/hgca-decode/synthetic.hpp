@@ -26,6 +26,9 @@ struct SyntheticTimes {
   int32_t prefill_steps = 0;
   double prefill_seconds = 0.0;
   std::vector<double> decode_seconds;  ///< wall time of each decode step of the batch
+  /// Of each decode step, the time until end_step returned (the calling thread's share; the rest
+  /// is waiting for the stream).
+  std::vector<double> decode_enqueue_seconds;
   /// LayerStats::transfer_seconds summed over the layers, accrued during the decode steps.
   double decode_transfer_seconds = 0.0;
 };
