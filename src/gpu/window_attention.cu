@@ -42,10 +42,10 @@ int64_t max_splits(int64_t b, int32_t hkv, int64_t max_keys) {
                   ceil_div(max_keys, kMaxSplitKeys));
 }
 
-/// A slice count and its cost in choose_split's model (INT64_MAX: no count fits).
+/// A slice count, its cost in choose_split's model (INT64_MAX: no count fits) and its waves.
 struct SplitChoice {
   int32_t split = 0, n_split = 0;
-  int64_t cost = INT64_MAX;
+  int64_t cost = INT64_MAX, waves = 0;
 };
 
 /// Slices for `b` sequences of at most `max_keys` keys, at most `max_n` of them, when `slots(n)`
@@ -67,8 +67,9 @@ SplitChoice choose_split(int64_t b, int32_t hkv, int64_t max_keys, int64_t max_n
     const int64_t resident = slots(n);
     if (resident <= 0) continue;
     const int64_t keys = balanced ? ceil_div(max_keys, n) : sp;  // of the longest slice, about
-    const int64_t cost = ceil_div(b * hkv * n, resident) * (keys + kBlockCostKeys);
-    if (cost < best.cost) best = {static_cast<int32_t>(sp), static_cast<int32_t>(n), cost};
+    const int64_t waves = ceil_div(b * hkv * n, resident);
+    const int64_t cost = waves * (keys + kBlockCostKeys);
+    if (cost < best.cost) best = {static_cast<int32_t>(sp), static_cast<int32_t>(n), cost, waves};
   }
   return best;
 }
@@ -198,11 +199,17 @@ std::array<int64_t, kMaxClusterSlices + 1> cluster_slots(K* kernel, std::size_t 
   return s;
 }
 
-/// The cluster path is taken while choose_split's cost of it is at most kClusterSlack times the
-/// split + combine path's: the model leaves out the combine and the scores' round trip through
-/// the workspace, and the cluster path's smaller count of resident blocks is in it (measured on
-/// the H200: bench/results/gpu-window/cluster).
-constexpr int64_t kClusterSlackNum = 13, kClusterSlackDen = 10;
+/// Whether the cluster path (choice `one`) serves a launch rather than split + combine (`two`).
+/// choose_split's model leaves out what the cluster path saves (the combine and the scores' round
+/// trip through the workspace) and what its clusters' coarser scheduling costs, which shows most
+/// when split + combine takes few waves. Measured on the H200 over the sweep of
+/// bench/results/gpu-window/cluster: the cluster path is faster within 10 % of the other's
+/// modelled cost, and within 25 % from 3 waves of split + combine on.
+bool prefer_cluster(const SplitChoice& one, const SplitChoice& two) {
+  constexpr int64_t kSlackPct = 110, kManyWavesSlackPct = 125, kManyWaves = 3;
+  if (one.cost == INT64_MAX) return false;
+  return one.cost * 100 <= two.cost * (two.waves >= kManyWaves ? kManyWavesSlackPct : kSlackPct);
+}
 
 /// The decode path's plan for one launch: which kernels, and the slices.
 struct DecodePlan {
@@ -246,7 +253,7 @@ cudaError_t plan_decode_t(const WindowAttentionParams& p, int32_t group, int32_t
   const SplitChoice one = choose_split(b, hkv, max_keys, kMaxClusterSlices, true,
                                        [&](int64_t n) { return clustered[group][n]; });
   plan->lay = DecodeLayout{};
-  if (one.cost != INT64_MAX && one.cost * kClusterSlackDen <= two.cost * kClusterSlackNum) {
+  if (prefer_cluster(one, two)) {
     plan->path = WindowAttentionPath::kDecodeCluster;
     plan->lay.split = one.split;
     plan->lay.n_split = one.n_split;
