@@ -37,6 +37,7 @@ struct Fixture {
   int32_t batch = 0, hkv = 0, window = 0;
   std::size_t ring_bytes = 0, kv_bytes = 0, ws_bytes = 0;
   int n_sets = 0;
+  hgca::gpu::WindowAttentionPath path = hgca::gpu::WindowAttentionPath::kGeneric;
   std::vector<Set> sets;
   std::vector<hgca::gpu::WindowSeq> seqs;
   float *o = nullptr, *lse = nullptr, *obs = nullptr;
@@ -101,6 +102,14 @@ struct Fixture {
     p.obs_new = obs;
     p.workspace = ws;
     p.workspace_bytes = ws_bytes;
+    if (error == cudaSuccess) {
+      p.ring_k = sets[0].ring_k;  // the path depends on the pointers' alignment too
+      p.ring_v = sets[0].ring_v;
+      p.q = sets[0].q;
+      p.k_new = sets[0].k_new;
+      p.v_new = sets[0].v_new;
+      path = hgca::gpu::window_attention_path(p);
+    }
     for (int r = 0; error == cudaSuccess && r < n_sets; ++r) ok(call(r), "warm-up");
     if (error == cudaSuccess) ok(cudaStreamSynchronize(stream), "warm-up sync");
   }
@@ -173,6 +182,8 @@ void BM_WindowDecode(benchmark::State& state) {
   state.counters["sets"] = f.n_sets;
   state.counters["calls_per_iter"] = reps;
   state.counters["workspace_MB"] = static_cast<double>(f.ws_bytes) / (1 << 20);
+  // 1: the decode kernels in clusters; 0: split + combine (the generic path never serves here).
+  state.counters["cluster"] = f.path == hgca::gpu::WindowAttentionPath::kDecodeCluster ? 1 : 0;
 }
 
 // args: batch, Hkv, window (full, tail ≠ 0)

@@ -21,6 +21,7 @@ namespace {
 
 using kernels::DecodeLayout;
 using kernels::KernelArgs;
+using kernels::kMaxClusterSlices;
 using kernels::kMaxSplitKeys;
 using kernels::kTileKeys;  // slice lengths are whole tiles
 using kernels::SeqBatch;
@@ -41,27 +42,36 @@ int64_t max_splits(int64_t b, int32_t hkv, int64_t max_keys) {
                   ceil_div(max_keys, kMaxSplitKeys));
 }
 
-/// Slices for `b` sequences of at most `max_keys` keys when `slots` split blocks fit on the GPU at
-/// once: the count minimizing waves × (keys per slice + a fixed cost per block), so that the last
-/// wave is not left mostly empty and short slices do not drown in per-block latency.
-void choose_split(int64_t b, int32_t hkv, int64_t max_keys, int64_t slots, int32_t* split,
-                  int32_t* n_split) {
+/// A slice count, its cost in choose_split's model (INT64_MAX: no count fits) and its waves.
+struct SplitChoice {
+  int32_t split = 0, n_split = 0;
+  int64_t cost = INT64_MAX, waves = 0;
+};
+
+/// Slices for `b` sequences of at most `max_keys` keys, at most `max_n` of them, when `slots(n)`
+/// blocks of an n-slice launch fit on the GPU at once (0: none fit): the count minimizing waves ×
+/// (keys per slice + a fixed cost per block), so that the last wave is not left mostly empty and
+/// short slices do not drown in per-block latency. Slices are `split` keys (whole tiles), the last
+/// one shorter, or with `balanced` the tiles spread evenly (no slice more than one tile longer
+/// than another; `split` is the longest).
+template <typename Slots>
+SplitChoice choose_split(int64_t b, int32_t hkv, int64_t max_keys, int64_t max_n, bool balanced,
+                         const Slots& slots) {
   constexpr int64_t kBlockCostKeys = 160;  // latency of a block's fixed steps, in keys' time
-  const int64_t lo = ceil_div(max_keys, kMaxSplitKeys), hi = max_splits(b, hkv, max_keys);
-  int64_t best_n = lo, best_cost = INT64_MAX;
-  for (int64_t n = lo; n <= hi; ++n) {
-    const int64_t sp = ceil_div(ceil_div(max_keys, n), kTileKeys) * kTileKeys;
-    if (ceil_div(max_keys, sp) != n) continue;  // the same slices as a smaller count
-    const int64_t cost = ceil_div(b * hkv * n, slots) * (sp + kBlockCostKeys);
-    if (cost < best_cost) {
-      best_cost = cost;
-      best_n = n;
-    }
+  const int64_t tiles = ceil_div(max_keys, kTileKeys);
+  SplitChoice best;
+  for (int64_t n = ceil_div(max_keys, kMaxSplitKeys); n <= std::min(max_n, tiles); ++n) {
+    const int64_t sp = balanced ? ceil_div(tiles, n) * kTileKeys
+                                : ceil_div(ceil_div(max_keys, n), kTileKeys) * kTileKeys;
+    if (!balanced && ceil_div(max_keys, sp) != n) continue;  // the same slices as a smaller count
+    const int64_t resident = slots(n);
+    if (resident <= 0) continue;
+    const int64_t keys = balanced ? ceil_div(max_keys, n) : sp;  // of the longest slice, about
+    const int64_t waves = ceil_div(b * hkv * n, resident);
+    const int64_t cost = waves * (keys + kBlockCostKeys);
+    if (cost < best.cost) best = {static_cast<int32_t>(sp), static_cast<int32_t>(n), cost, waves};
   }
-  const int64_t sp = std::min<int64_t>(
-      kMaxSplitKeys, ceil_div(ceil_div(max_keys, best_n), kTileKeys) * kTileKeys);
-  *split = static_cast<int32_t>(sp);
-  *n_split = static_cast<int32_t>(ceil_div(max_keys, sp));
+  return best;
 }
 
 struct DecodeSizes {
@@ -140,10 +150,9 @@ int64_t resident_slots(K* kernel, std::size_t smem) {
   return std::max(1, sms * per_sm);
 }
 
-/// Where the decode path keeps its intermediates; false when the workspace is too small.
-bool decode_layout(const WindowAttentionParams& p, int32_t b, int32_t max_keys, int64_t slots,
-                   DecodeLayout* lay) {
-  choose_split(b, p.n_kv_heads, max_keys, slots, &lay->split, &lay->n_split);
+/// Where the split + combine path keeps its intermediates (lay's slices chosen); false when the
+/// workspace is too small.
+bool decode_layout(const WindowAttentionParams& p, int32_t b, int32_t max_keys, DecodeLayout* lay) {
   lay->sc_stride = (max_keys + 3) / 4 * 4;
   const DecodeSizes z =
       decode_sizes(b, p.n_q_heads, p.n_kv_heads, p.head_dim, lay->n_split, lay->sc_stride);
@@ -174,99 +183,203 @@ cudaError_t launch_combine(const KernelArgs& a, const SeqBatch& sb, const Decode
   return cudaLaunchKernelEx(&cfg, kernels::decode_combine_kernel, a, sb, lay);
 }
 
-/// The decode kernels' one-time setup (the split kernel's shared memory limit raised to the largest
-/// launch, G 8 and the longest slice, and its resident blocks per group size, with its longest
-/// slice; the combine kernel loaded), so no load or attribute call happens inside a later capture.
+/// Split blocks resident on the GPU at once in clusters of n, n = 0..kMaxClusterSlices (0: a
+/// cluster of n does not fit), asked once, before any capture.
+template <typename K>
+std::array<int64_t, kMaxClusterSlices + 1> cluster_slots(K* kernel, std::size_t smem) {
+  std::array<int64_t, kMaxClusterSlices + 1> s{};
+  for (int n = 1; n <= kMaxClusterSlices; ++n) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(n);
+    cfg.blockDim = dim3(kernels::kDecThreads);
+    cfg.dynamicSmemBytes = smem;
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = n;
+    attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
+      cudaGetLastError();
+      clusters = 0;
+    }
+    s[n] = int64_t{clusters} * n;
+  }
+  return s;
+}
+
+/// Whether the cluster path (choice `one`) serves a launch rather than split + combine (`two`).
+/// choose_split's model leaves out what the cluster path saves (the combine and the scores' round
+/// trip through the workspace) and what its clusters' coarser scheduling costs, which shows most
+/// when split + combine takes few waves. Measured on the H200 over the sweep of
+/// bench/results/gpu-window/cluster: the cluster path is faster within 10 % of the other's
+/// modelled cost, and within 25 % from 3 waves of split + combine on.
+bool prefer_cluster(const SplitChoice& one, const SplitChoice& two) {
+  constexpr int64_t kSlackPct = 110, kManyWavesSlackPct = 125, kManyWaves = 3;
+  if (one.cost == INT64_MAX) return false;
+  return one.cost * 100 <= two.cost * (two.waves >= kManyWaves ? kManyWavesSlackPct : kSlackPct);
+}
+
+/// The decode kernels' one-time setup, done before any capture so that no module load or attribute
+/// call happens inside one: both split kernels' shared memory limit raised to the largest launch
+/// (G 8, longest slice), clusters beyond 8 allowed, the combine loaded; the resident blocks per
+/// group size, with its longest slice, alone and in clusters of each size.
 struct DecodeSetup {
   cudaError_t error = cudaSuccess;
   std::array<int64_t, 9> slots{};
+  std::array<std::array<int64_t, kMaxClusterSlices + 1>, 9> clustered{};
 };
 template <typename T, int D>
 const DecodeSetup& decode_setup() {
   static const DecodeSetup setup = [] {
-    auto* kernel = kernels::decode_split_kernel<T, D>;
+    auto* split_kernel = kernels::decode_split_kernel<T, D, false>;
+    auto* cluster_kernel = kernels::decode_split_kernel<T, D, true>;
+    const std::size_t max_smem = kernels::decode_split_smem(kMaxSplitKeys, 8, D);
     DecodeSetup s;
     cudaFuncAttributes attr{};
     s.error = cudaFuncGetAttributes(&attr, kernels::decode_combine_kernel);
-    if (s.error == cudaSuccess) s.error = allow_smem(kernel, kernels::decode_split_smem(kMaxSplitKeys, 8, D));
-    for (int g = 1; g <= 8 && s.error == cudaSuccess; ++g)
-      s.slots[g] = resident_slots(kernel, kernels::decode_split_smem(kMaxSplitKeys, g, D));
+    if (s.error == cudaSuccess) s.error = allow_smem(split_kernel, max_smem);
+    if (s.error == cudaSuccess) s.error = allow_smem(cluster_kernel, max_smem);
+    if (s.error == cudaSuccess)
+      s.error = cudaFuncSetAttribute(cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    for (int g = 1; g <= 8 && s.error == cudaSuccess; ++g) {
+      s.slots[g] = resident_slots(split_kernel, kernels::decode_split_smem(kMaxSplitKeys, g, D));
+      s.clustered[g] = cluster_slots(cluster_kernel, kernels::decode_split_smem(kMaxSplitKeys, g, D));
+    }
     return s;
   }();
   return setup;
 }
 
-/// Launches the decode path; *done = false (nothing launched) when the workspace does not fit.
+/// The decode path's plan for one launch: which kernels, and the slices.
+struct DecodePlan {
+  WindowAttentionPath path = WindowAttentionPath::kGeneric;
+  DecodeLayout lay;
+};
+
+/// Chooses between the cluster path (at most kMaxClusterSlices slices, no workspace) and the
+/// split + combine path (any slice count, the workspace); kGeneric when neither can serve.
 template <typename T, int D>
-cudaError_t launch_decode_t(const WindowAttentionParams& p, const KernelArgs& a,
-                            const SeqBatch& sb, int32_t b, int32_t max_keys, cudaStream_t stream,
-                            bool* done) {
-  auto* kernel = kernels::decode_split_kernel<T, D>;
+cudaError_t plan_decode_t(const WindowAttentionParams& p, int32_t group, int32_t b,
+                          int32_t max_keys, DecodePlan* plan) {
   const DecodeSetup& setup = decode_setup<T, D>();
   if (setup.error != cudaSuccess) return setup.error;
-  DecodeLayout lay;
-  *done = decode_layout(p, b, max_keys, setup.slots[a.group], &lay);
-  if (!*done) return cudaSuccess;
-  const dim3 grid(lay.n_split, a.n_kv_heads, b);
-  kernel<<<grid, kernels::kDecThreads, kernels::decode_split_smem(lay.split, a.group, D), stream>>>(
-      a, sb, lay);
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-  return launch_combine(a, sb, lay, grid, stream);
+  const auto& slots = setup.slots;
+  const auto& clustered = setup.clustered;
+  const int32_t hkv = p.n_kv_heads;
+  const SplitChoice two = choose_split(b, hkv, max_keys, max_splits(b, hkv, max_keys), false,
+                                       [&](int64_t) { return slots[group]; });
+  const SplitChoice one = choose_split(b, hkv, max_keys, kMaxClusterSlices, true,
+                                       [&](int64_t n) { return clustered[group][n]; });
+  plan->lay = DecodeLayout{};
+  if (prefer_cluster(one, two)) {
+    plan->path = WindowAttentionPath::kDecodeCluster;
+    plan->lay.split = one.split;
+    plan->lay.n_split = one.n_split;
+    return cudaSuccess;
+  }
+  plan->lay.split = two.split;
+  plan->lay.n_split = two.n_split;
+  if (decode_layout(p, b, max_keys, &plan->lay)) {
+    plan->path = WindowAttentionPath::kDecodeCombine;
+  } else if (one.cost != INT64_MAX) {  // no workspace for this call: the cluster path needs none
+    plan->path = WindowAttentionPath::kDecodeCluster;
+    plan->lay = DecodeLayout{};
+    plan->lay.split = one.split;
+    plan->lay.n_split = one.n_split;
+  } else {
+    plan->path = WindowAttentionPath::kGeneric;
+  }
+  return cudaSuccess;
 }
 
-template <typename T>
-cudaError_t load_decode(int32_t head_dim) {
-  switch (head_dim) {
-    case 64: return decode_setup<T, 64>().error;
-    case 128: return decode_setup<T, 128>().error;
-    default: return decode_setup<T, 256>().error;
+/// Launches a decode plan's kernels: the cluster kernel in clusters of all the slices of a
+/// (sequence, KV head), or the split kernel and the combine.
+template <typename T, int D>
+cudaError_t launch_decode_t(const DecodePlan& plan, const KernelArgs& a, const SeqBatch& sb,
+                            int32_t b, cudaStream_t stream) {
+  const dim3 grid(plan.lay.n_split, a.n_kv_heads, b);
+  const std::size_t smem = kernels::decode_split_smem(plan.lay.split, a.group, D);
+  if (plan.path == WindowAttentionPath::kDecodeCombine) {
+    kernels::decode_split_kernel<T, D, false>
+        <<<grid, kernels::kDecThreads, smem, stream>>>(a, sb, plan.lay);
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    return launch_combine(a, sb, plan.lay, grid, stream);
   }
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(kernels::kDecThreads);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = plan.lay.n_split;
+  attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, kernels::decode_split_kernel<T, D, true>, a, sb, plan.lay);
 }
 
-template <typename T>
-cudaError_t launch_decode(const WindowAttentionParams& p, const KernelArgs& a,
-                          const SeqBatch& sb, int32_t b, int32_t max_keys, cudaStream_t stream,
-                          bool* done) {
-  switch (a.head_dim) {
-    case 64: return launch_decode_t<T, 64>(p, a, sb, b, max_keys, stream, done);
-    case 128: return launch_decode_t<T, 128>(p, a, sb, b, max_keys, stream, done);
-    default: return launch_decode_t<T, 256>(p, a, sb, b, max_keys, stream, done);
-  }
+/// Calls f.template operator()<T, D>() for the decode path's dtype (fp16 or bf16) and head dim.
+template <typename F>
+cudaError_t dispatch_decode(const WindowAttentionParams& p, F&& f) {
+  auto by_dim = [&]<typename T>() {
+    switch (p.head_dim) {
+      case 64: return f.template operator()<T, 64>();
+      case 128: return f.template operator()<T, 128>();
+      default: return f.template operator()<T, 256>();
+    }
+  };
+  return p.dtype == DType::kFloat16 ? by_dim.template operator()<__half>()
+                                    : by_dim.template operator()<__nv_bfloat16>();
 }
 
 bool aligned16(const void* x) { return reinterpret_cast<uintptr_t>(x) % 16 == 0; }
 
-/// One launch's worth (≤ kMaxLaunchBatch sequences).
-cudaError_t launch_chunk(const WindowAttentionParams& p, const KernelArgs& a, const WindowSeq* seqs,
-                         int32_t b, cudaStream_t stream) {
+/// One launch's worth (≤ kMaxLaunchBatch sequences): its sequences for the kernels and its plan.
+struct Chunk {
   SeqBatch sb;
-  int32_t max_new = 0, max_keys = 0;
+  int32_t b = 0, max_new = 0, max_keys = 0;
+  DecodePlan plan;  ///< kGeneric unless every sequence brings one token and a decode path serves
+};
+
+cudaError_t plan_chunk(const WindowAttentionParams& p, const WindowSeq* seqs, int32_t b,
+                       Chunk* ch) {
+  ch->b = b;
   // The decode path reads rows with 16-byte loads; other pointers take the generic path.
   bool decode = decode_dtype_and_dim(p) && aligned16(p.q) && aligned16(p.k_new) &&
                 aligned16(p.v_new) && aligned16(p.ring_k) && aligned16(p.ring_v);
   for (int32_t i = 0; i < b; ++i) {
     const WindowSeq& s = seqs[i];
-    sb.seq[i] = kernels::SeqDesc{static_cast<int32_t>(s.q_row), static_cast<int32_t>(s.obs_offset),
-                                 s.n_new, s.w, s.tail, s.ring};
-    max_new = std::max(max_new, s.n_new);
-    max_keys = std::max(max_keys, s.w + s.n_new);
+    ch->sb.seq[i] = kernels::SeqDesc{static_cast<int32_t>(s.q_row),
+                                     static_cast<int32_t>(s.obs_offset), s.n_new, s.w, s.tail,
+                                     s.ring};
+    ch->max_new = std::max(ch->max_new, s.n_new);
+    ch->max_keys = std::max(ch->max_keys, s.w + s.n_new);
     decode = decode && s.n_new == 1;
   }
-  if (decode) {
-    bool done = false;
-    const cudaError_t e =
-        p.dtype == DType::kFloat16
-            ? launch_decode<__half>(p, a, sb, b, max_keys, stream, &done)
-            : launch_decode<__nv_bfloat16>(p, a, sb, b, max_keys, stream, &done);
-    if (e != cudaSuccess || done) return e;
-    // A workspace sized for another call: the generic path needs none.
-  }
+  if (!decode) return cudaSuccess;
+  return dispatch_decode(p, [&]<typename T, int D>() {
+    return plan_decode_t<T, D>(p, p.n_q_heads / p.n_kv_heads, b, ch->max_keys, &ch->plan);
+  });
+}
+
+cudaError_t launch_chunk(const WindowAttentionParams& p, const KernelArgs& a, const WindowSeq* seqs,
+                         int32_t b, cudaStream_t stream) {
+  Chunk ch;
+  if (cudaError_t e = plan_chunk(p, seqs, b, &ch); e != cudaSuccess) return e;
+  if (ch.plan.path != WindowAttentionPath::kGeneric)
+    return dispatch_decode(p, [&]<typename T, int D>() {
+      return launch_decode_t<T, D>(ch.plan, a, ch.sb, b, stream);
+    });
   switch (p.dtype) {
-    case DType::kFloat16: return launch_generic<__half>(a, sb, b, max_new, max_keys, stream);
-    case DType::kBFloat16: return launch_generic<__nv_bfloat16>(a, sb, b, max_new, max_keys, stream);
+    case DType::kFloat16: return launch_generic<__half>(a, ch.sb, b, ch.max_new, ch.max_keys, stream);
+    case DType::kBFloat16:
+      return launch_generic<__nv_bfloat16>(a, ch.sb, b, ch.max_new, ch.max_keys, stream);
     case DType::kFloat32: break;
   }
-  return launch_generic<float>(a, sb, b, max_new, max_keys, stream);
+  return launch_generic<float>(a, ch.sb, b, ch.max_new, ch.max_keys, stream);
 }
 
 bool valid_shape(const WindowAttentionParams& p) {
@@ -295,6 +408,14 @@ std::size_t window_attention_workspace_bytes(const WindowAttentionParams& p, int
     best = std::max(best, z.total);
   }
   return best;
+}
+
+WindowAttentionPath window_attention_path(const WindowAttentionParams& p) {
+  if (p.batch <= 0 || !valid_shape(p) || p.seqs == nullptr) return WindowAttentionPath::kGeneric;
+  Chunk ch;
+  if (plan_chunk(p, p.seqs, std::min(kMaxLaunchBatch, p.batch), &ch) != cudaSuccess)
+    return WindowAttentionPath::kGeneric;
+  return ch.plan.path;
 }
 
 int launch_window_attention(const WindowAttentionParams& p, void* stream) {
@@ -344,8 +465,8 @@ int launch_window_attention(const WindowAttentionParams& p, void* stream) {
 int load_window_attention_kernels(const WindowAttentionParams& p) {
   if (!valid_shape(p)) return cudaErrorInvalidValue;
   if (decode_dtype_and_dim(p)) {
-    const cudaError_t e = p.dtype == DType::kFloat16 ? load_decode<__half>(p.head_dim)
-                                                     : load_decode<__nv_bfloat16>(p.head_dim);
+    const cudaError_t e =
+        dispatch_decode(p, [&]<typename T, int D>() { return decode_setup<T, D>().error; });
     if (e != cudaSuccess) return e;
   }
   switch (p.dtype) {

@@ -63,6 +63,14 @@ struct WindowAttentionParams {
 std::size_t window_attention_workspace_bytes(const WindowAttentionParams& p, int64_t total_new,
                                              int32_t max_w, int32_t max_new);
 
+/// The kernels a launch runs: the generic path (append, prefill, fp32, other head dims), or decode
+/// (every sequence brings one token) finished in thread-block clusters or by a combine kernel.
+enum class WindowAttentionPath { kGeneric, kDecodeCombine, kDecodeCluster };
+
+/// The path launch_window_attention takes for the call's first kMaxLaunchBatch sequences (it
+/// depends on the device: call it where the launch would run). kGeneric for an invalid call.
+WindowAttentionPath window_attention_path(const WindowAttentionParams& p);
+
 /// Enqueues the attention on `stream`; returns the CUDA error code (0: success) of the launches.
 int launch_window_attention(const WindowAttentionParams& p, void* stream);
 

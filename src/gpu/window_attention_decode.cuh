@@ -4,11 +4,17 @@
 // m16n8k16, the group's heads as the M rows) with K/V tiles staged through shared memory by
 // cp.async, for every G: CUDA-core dot products for G heads per key bound a kernel by instruction
 // issue, not by HBM, from G = 2 on, and at G = 1 this kernel measured as fast as the CUDA-core
-// one it replaced (bench/results/gpu-window). It keeps the slice's scores in shared memory (K pass, then V pass: no online
-// rescaling) and leaves them, base 2, in the workspace. The combine kernel merges the slices'
-// partial states into o and LSE and turns the stored scores into the MAW observation of every key
-// in parallel, with no second read of K.
+// one it replaced (bench/results/gpu-window). It keeps the slice's scores in shared memory (K pass,
+// then V pass: no online rescaling). Two ways to finish:
+// - cluster: the slices of one (sequence, KV head) run as one thread-block cluster and exchange
+//   their (m, l) and o through distributed shared memory; each block turns its own slice's weights,
+//   still in its shared memory, into the MAW observations. One launch, no workspace.
+// - split + combine, for more slices than a cluster holds: the slices leave their scores (base 2)
+//   and partial states in the workspace, and the combine kernel merges them into o and LSE and
+//   turns the stored scores into the MAW observation of every key, with no second read of K.
 #pragma once
+
+#include <cooperative_groups.h>
 
 #include <type_traits>
 
@@ -19,8 +25,11 @@ namespace hgca::gpu::kernels {
 inline constexpr int kDecThreads = 128;  // 4 warps
 inline constexpr int kDecWarps = kDecThreads / 32;
 inline constexpr int kCombineThreads = 256;
-/// Most keys one slice takes: bounds the split kernel's shared memory.
-inline constexpr int kMaxSplitKeys = 1024;
+/// Most keys one slice takes: bounds the split kernel's shared memory (G 8 slices of 1536 keys
+/// still leave two blocks per SM, and 16 of them cover a 24K-key window in one cluster).
+inline constexpr int kMaxSplitKeys = 1536;
+/// Most slices one cluster takes (the H100/H200's non-portable cluster size).
+inline constexpr int kMaxClusterSlices = 16;
 inline constexpr int kTileKeys = 64;  // keys per staged tile: 16 per warp (an mma's n or k)
 
 /// Where one decode launch keeps its intermediates in the caller's workspace.
@@ -34,27 +43,33 @@ struct DecodeLayout {
   float* scores = nullptr;  ///< [b, Hq, sc_stride] q·k·sm_scale·log2 e
 };
 
-/// The slice's statistics, one warp per head of the group: the scores of keys [k0, k0 + n) out to
-/// the workspace, part_m = their max m and part_l = Σ exp2(s − m); the head's row of `sc`
-/// (`sc_row` floats apart) becomes exp2(s − m) over [0, n) and 0 over [n, n_pad).
+/// The slice's statistics, one warp per head of the group: m = the max of the scores of keys
+/// [k0, k0 + n) and l = Σ exp2(s − m) into m_out[g], l_out[g]; the head's row of `sc` (`sc_row`
+/// floats apart) becomes exp2(s − m) over [0, n) and 0 over [n, n_pad). kStoreScores: the scores
+/// also go out to the workspace, for the combine.
+template <bool kStoreScores>
 __device__ __forceinline__ void slice_stats(const KernelArgs& p, const DecodeLayout& lay, float* sc,
-                                            int sc_row, int n, int n_pad, int k0, int64_t part) {
+                                            int sc_row, int n, int n_pad, int k0, float* m_out,
+                                            float* l_out) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, G = p.group;
   // The combine reads the scores back soon, while K/V stream through L2 marked evict-first: ask L2
   // to keep them (the workspace is reused by every call, so they need not reach HBM at all).
-  uint64_t evict_last;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(evict_last));
+  uint64_t evict_last = 0;
+  if constexpr (kStoreScores)
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(evict_last));
   for (int g = warp; g < G; g += kDecWarps) {
     float* row = sc + g * sc_row;
-    float* out = lay.scores +
-                 (static_cast<int64_t>(blockIdx.z) * p.n_q_heads + blockIdx.y * G + g) *
-                     lay.sc_stride + k0;
     float m = -INFINITY;
     for (int jj = lane; jj < n; jj += 32) {
       const float v = row[jj];
-      asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(out + jj), "f"(v),
-                   "l"(evict_last)
-                   : "memory");
+      if constexpr (kStoreScores) {
+        float* out = lay.scores +
+                     (static_cast<int64_t>(blockIdx.z) * p.n_q_heads + blockIdx.y * G + g) *
+                         lay.sc_stride + k0;
+        asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(out + jj), "f"(v),
+                     "l"(evict_last)
+                     : "memory");
+      }
       m = fmaxf(m, v);
     }
     m = warp_max(m);
@@ -66,20 +81,121 @@ __device__ __forceinline__ void slice_stats(const KernelArgs& p, const DecodeLay
     }
     l = warp_sum(l);
     if (lane == 0) {
-      lay.part_m[part + g] = m;
-      lay.part_l[part + g] = l;
+      m_out[g] = m;
+      l_out[g] = l;
     }
   }
 }
 
-/// The slice's Σ exp2(s − m)·v: the warps' partial rows `red` [warps][G·D] added into part_o.
-__device__ __forceinline__ void store_part_o(const float* red, float* part_o, int gd) {
+/// The slice's Σ exp2(s − m)·v: the warps' partial rows `red` [warps][G·D] added into `out`
+/// (which may be red's first row: each element is read and written by one thread).
+__device__ __forceinline__ void sum_warp_rows(const float* red, float* out, int gd) {
   for (int idx = threadIdx.x; idx < gd; idx += kDecThreads) {
     float t = 0.0f;
 #pragma unroll
     for (int w = 0; w < kDecWarps; ++w) t += red[w * gd + idx];
-    part_o[idx] = t;
+    out[idx] = t;
   }
+}
+
+/// The observations a(j) of keys [k0, k1) (at most kMaxSplitKeys), kThreads threads a key each:
+/// blended into the ring's MAW for window entries, into obs_new for the new token (n_new = 1:
+/// new token 0 of KV head h). Every load (the MAW and what a(j) reads) is issued before the first
+/// store: a loop of load, blend, store would wait out one load latency per key (the stores may
+/// alias the next loads, as far as the compiler knows).
+template <int kThreads, typename Observation>
+__device__ __forceinline__ void record_observations(const KernelArgs& p, const WindowSeq& s, int h,
+                                                    int k0, int k1,
+                                                    const Observation& a_of) {
+  constexpr int kPer = (kMaxSplitKeys + kThreads - 1) / kThreads;
+  const int64_t ring = (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity;
+  int slot[kPer];
+  float maw[kPer], a[kPer];
+#pragma unroll
+  for (int u = 0; u < kPer; ++u) {
+    const int j = k0 + u * kThreads + static_cast<int>(threadIdx.x);
+    slot[u] = s.tail + j;
+    if (slot[u] >= p.capacity) slot[u] -= p.capacity;
+    maw[u] = j < k1 && j < s.w ? p.ring_maw[ring + slot[u]] : 0.0f;
+    a[u] = j < k1 ? a_of(j) : 0.0f;
+  }
+#pragma unroll
+  for (int u = 0; u < kPer; ++u) {
+    const int j = k0 + u * kThreads + static_cast<int>(threadIdx.x);
+    if (j < k1 && j < s.w) p.ring_maw[ring + slot[u]] = maw_blend(maw[u], a[u], p.alpha);
+    else if (j < k1) p.obs_new[s.obs_offset + h] = a[u];
+  }
+}
+
+/// The cluster path's end, after the block's o rows are summed into `o_slice` [G·D] and its
+/// (m, l) are in slice_m / slice_l; `scratch` holds 2·kMaxClusterSlices·8 floats of the block's
+/// own. The cluster's blocks are the slices of one (sequence, KV head) (rank = slice). Every block reads all slices' (m, l) through distributed shared memory and
+/// merges them into the LSE, sums its share of o over the slices, and turns its own slice's
+/// weights exp2(s − m) (`sc`, still in its shared memory) into the observations of its keys.
+template <int D>
+__device__ __forceinline__ void cluster_finish(const KernelArgs& p, const WindowSeq& s, int h,
+                                               int n, int k0, const float* o_slice,
+                                               const float* sc, int sc_row,
+                                               const float* slice_m, const float* slice_l,
+                                               float* scratch) {
+  namespace cg = cooperative_groups;
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int G = p.group, gd = G * D;
+  const int n_slices = static_cast<int>(cluster.num_blocks());
+  const int rank = static_cast<int>(cluster.block_rank());
+  // Slice x's m, then its weight exp2(m_x − M) / L, of head g at wgt[x·8 + g]; its l at l_x.
+  float* const wgt = scratch;
+  float* const l_x = scratch + kMaxClusterSlices * 8;
+  __shared__ float lse2_s[8], own_s[8];  // the LSE (base 2); exp2(m − lse2) of this slice
+  cluster.sync();  // every slice's (m, l) and o are in its shared memory
+  for (int t = threadIdx.x; t < n_slices * G; t += kDecThreads) {
+    const int x = t / G, g = t % G;
+    wgt[x * 8 + g] = *cluster.map_shared_rank(slice_m + g, x);
+    l_x[x * 8 + g] = *cluster.map_shared_rank(slice_l + g, x);
+  }
+  __syncthreads();
+  if (threadIdx.x < G) {
+    const int g = threadIdx.x;
+    float m = -INFINITY;  // finite: some slice holds the new token
+    for (int x = 0; x < n_slices; ++x) m = fmaxf(m, wgt[x * 8 + g]);
+    float l = 0.0f;
+    for (int x = 0; x < n_slices; ++x) l += l_x[x * 8 + g] * exp2f(wgt[x * 8 + g] - m);
+    const float inv_l = 1.0f / l, lse2 = m + log2f(l);
+    for (int x = 0; x < n_slices; ++x) wgt[x * 8 + g] = exp2f(wgt[x * 8 + g] - m) * inv_l;
+    lse2_s[g] = lse2;
+    own_s[g] = exp2f(slice_m[g] - lse2);
+  }
+  __syncthreads();
+
+  // o: this block's share of the group's G·D elements, 4 at a time (a head's D is a multiple of 4).
+  const int64_t q_head0 = s.q_row * p.n_q_heads + static_cast<int64_t>(h) * G;
+  for (int i = (rank * kDecThreads + threadIdx.x) * 4; i < gd; i += n_slices * kDecThreads * 4) {
+    const int g = i / D;
+    float4 t = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int x = 0; x < n_slices; ++x) {
+      const float4 v = *reinterpret_cast<const float4*>(cluster.map_shared_rank(o_slice + i, x));
+      const float w = wgt[x * 8 + g];
+      t.x = fmaf(v.x, w, t.x);
+      t.y = fmaf(v.y, w, t.y);
+      t.z = fmaf(v.z, w, t.z);
+      t.w = fmaf(v.w, w, t.w);
+    }
+    float* out = p.o + q_head0 * D + i;  // p.o need not be 16-byte aligned
+    out[0] = t.x;
+    out[1] = t.y;
+    out[2] = t.z;
+    out[3] = t.w;
+  }
+  if (rank == 0 && threadIdx.x < G) p.lse[q_head0 + threadIdx.x] = lse2_s[threadIdx.x] * kLn2;
+  cluster.barrier_arrive();  // done reading the other blocks' shared memory
+
+  // Observations of this slice's keys: a = max over the group of exp2(s − m)·exp2(m − lse2).
+  record_observations<kDecThreads>(p, s, h, k0, k0 + n, [&](int j) {
+    float a = 0.0f;
+    for (int g = 0; g < G; ++g) a = fmaxf(a, sc[g * sc_row + j - k0] * own_s[g]);
+    return a;
+  });
+  cluster.barrier_wait();  // no block leaves while another may still read its shared memory
 }
 
 /// Tile stages of the pipeline: 64 KB of K/V per block in flight or in use (8, 4, 2 for D 64,
@@ -176,7 +292,9 @@ __device__ __forceinline__ void split_weights(float2 p, uint32_t* hi, uint32_t* 
 /// and rows 8..15 their residuals (lo), so one mma keeps fp32-like weights and every thread holds
 /// both halves of its head's sum. K then V tiles of the slice stream through one cp.async ring of
 /// tile_stages(D) stages; rows are 16-byte chunks XOR-swizzled by row mod 8 (conflict-free ldmatrix).
-template <typename T, int D>
+/// kCluster: launched in clusters of all the slices of a (sequence, KV head), it finishes the call
+/// itself (cluster_finish); else it leaves its partial state and scores for the combine.
+template <typename T, int D, bool kCluster>
 __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
     decode_split_kernel(KernelArgs p, SeqBatch sb, DecodeLayout lay) {
   constexpr int kChunks = D / 8;  // 16-byte chunks per key row
@@ -186,14 +304,27 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
   constexpr int kLoads = kTileKeys / kRowsPerPass;  // cp.async per thread per tile
   static_assert(kLoads * kRowsPerPass == kTileKeys, "whole tiles per block");
   static_assert(kTileKeys == 16 * kDecWarps, "16 keys per warp per tile");
-  asm volatile("griddepcontrol.launch_dependents;");  // the combine may take slots as blocks end
+  static_assert(kStages * kTileBytes / 4 >= kDecWarps * 8 * D + 2 * kMaxClusterSlices * 8,
+                "the stages hold the warps' rows of o and cluster_finish's scratch");
+  if constexpr (!kCluster)
+    asm volatile("griddepcontrol.launch_dependents;");  // the combine may take slots as blocks end
 
   const WindowSeq s = sb.get(blockIdx.z);
   const int h = blockIdx.y, c = blockIdx.x, G = p.group;
   const int n_keys = s.w + 1;
-  const int k0 = c * lay.split;
-  if (k0 >= n_keys) return;
-  const int n = min(lay.split, n_keys - k0);
+  int k0, n;  // the slice: keys [k0, k0 + n)
+  if constexpr (kCluster) {
+    // The sequence's tiles spread evenly over the cluster, so that no block of it idles at the
+    // barrier (W + 1 keys would leave a last slice of one tile). A sequence with fewer tiles than
+    // slices leaves some empty: they still take part in the barriers (m = −inf, l = 0, o = 0).
+    const int tiles = (n_keys + kTileKeys - 1) / kTileKeys;
+    k0 = c * tiles / lay.n_split * kTileKeys;
+    n = max(0, min((c + 1) * tiles / lay.n_split * kTileKeys, n_keys) - k0);
+  } else {
+    k0 = c * lay.split;
+    if (k0 >= n_keys) return;  // past a shorter sequence's keys: the combine ignores it
+    n = min(lay.split, n_keys - k0);
+  }
   const int n_tiles = (n + kTileKeys - 1) / kTileKeys;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int gid = lane >> 2, tig = lane & 3;  // fragment row (query head) and column pair
@@ -267,6 +398,11 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
   };
   // ldmatrix row of this lane: matrix lane / 8, its row lane % 8 (= the row's swizzle).
   const int lm = lane >> 3, lr = lane & 7;
+  // The slice's (m, l) per head: the cluster's blocks read them from shared memory.
+  __shared__ float slice_m_s[8], slice_l_s[8];
+  const int64_t part = ((static_cast<int64_t>(blockIdx.z) * p.n_kv_heads + h) * lay.n_split + c) * G;
+  float* const slice_m = kCluster ? slice_m_s : lay.part_m + part;
+  float* const slice_l = kCluster ? slice_l_s : lay.part_l + part;
 
   // ---- K pass: scores of the warp's keys 16·warp + [0, 16) of every tile ----
   {
@@ -302,7 +438,6 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
   }
 
   // ---- V pass: O += P·V over the warp's keys of every tile ----
-  const int64_t part = ((static_cast<int64_t>(blockIdx.z) * p.n_kv_heads + h) * lay.n_split + c) * G;
   float acc[D / 8][4];  // O, n8 tile of dims: c0, c1 hi rows (head gid), c2, c3 its lo rows
 #pragma unroll
   for (int nt = 0; nt < D / 8; ++nt)
@@ -314,7 +449,7 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
     for (int t = 0; t < n_tiles; ++t) {
       const uint32_t tile = next_stage(n_tiles + t);
       if (t == 0) {  // every score of the slice is in (barrier above): weights for V
-        slice_stats(p, lay, sc, sc_row, n, n_tiles * kTileKeys, k0, part);
+        slice_stats<!kCluster>(p, lay, sc, sc_row, n, n_tiles * kTileKeys, k0, slice_m, slice_l);
         __syncthreads();
       }
       uint32_t a[4] = {0u, 0u, 0u, 0u};
@@ -332,6 +467,8 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
       }
     }
   }
+  if (n_tiles == 0)  // an empty slice (cluster path): m = −inf, l = 0
+    slice_stats<!kCluster>(p, lay, sc, sc_row, 0, 0, k0, slice_m, slice_l);
   cp_async_wait<0>();  // only empty groups remain; the stages become the warps' rows of o
   __syncthreads();
   float* red = smem;  // [warps][G][D]
@@ -343,7 +480,13 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
           make_float2(acc[nt][0] + acc[nt][2] * inv_lo, acc[nt][1] + acc[nt][3] * inv_lo);
   }
   __syncthreads();
-  store_part_o(red, lay.part_o + part * D, G * D);
+  if constexpr (kCluster) {
+    sum_warp_rows(red, red, G * D);  // the slice's o in red's first row
+    // The stages hold the warps' rows (≤ 32 KB of 64): the rest is the finish's scratch.
+    cluster_finish<D>(p, s, h, n, k0, red, sc, sc_row, slice_m, slice_l, red + kDecWarps * G * D);
+  } else {
+    sum_warp_rows(red, lay.part_o + part * D, G * D);
+  }
 }
 
 /// Grid (slices, Hkv, sequences). Every block merges the slices' (m, l) of its (sequence, KV
@@ -415,18 +558,11 @@ __global__ void __launch_bounds__(kCombineThreads) decode_combine_kernel(KernelA
   const int k0 = c * lay.split, k1 = min(n_keys, k0 + lay.split);
   const float* sc = lay.scores + (static_cast<int64_t>(blockIdx.z) * p.n_q_heads + h * G) *
                                      lay.sc_stride;
-  for (int j = k0 + threadIdx.x; j < k1; j += kCombineThreads) {
+  record_observations<kCombineThreads>(p, s, h, k0, k1, [&](int j) {
     float a = 0.0f;
     for (int g = 0; g < G; ++g) a = fmaxf(a, exp2f(sc[g * lay.sc_stride + j] - lse2_s[g]));
-    if (j < s.w) {
-      int slot = s.tail + j;
-      if (slot >= p.capacity) slot -= p.capacity;
-      const int64_t idx = (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity + slot;
-      p.ring_maw[idx] = maw_blend(p.ring_maw[idx], a, p.alpha);
-    } else {
-      p.obs_new[s.obs_offset + h] = a;  // n_new = 1: new token 0 of KV head h
-    }
-  }
+    return a;
+  });
 }
 
 }  // namespace hgca::gpu::kernels

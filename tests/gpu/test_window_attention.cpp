@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -46,6 +47,7 @@ struct Case {
   std::vector<SeqSpec> seqs;
   bool workspace = true;  // false: pass none (the decode path must fall back)
   bool graph = false;     // capture the call in a CUDA graph and replay it
+  std::optional<WindowAttentionPath> path;  // the kernels the call must take, when it matters
   uint64_t seed = 1;
   std::string name() const {
     return std::string(to_string(dtype)) + " G" + std::to_string(group) + " D" +
@@ -141,6 +143,9 @@ void run_case(const Case& c) {
   DevBuf<std::byte> d_ws(ws);
   p.workspace = d_ws.p;
   p.workspace_bytes = ws;
+  if (c.path) {
+    EXPECT_EQ(static_cast<int>(window_attention_path(p)), static_cast<int>(*c.path));
+  }
 
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -254,6 +259,9 @@ TEST_P(WindowAttentionSweep, DecodeRaggedWrapped) {
   Case c;
   std::tie(c.dtype, c.group, c.head_dim) = GetParam();
   c.capacity = 80;
+  // Two slices of the longest sequence, as one cluster (the empty window's second is empty).
+  if (c.dtype != DType::kFloat32 && (c.head_dim == 64 || c.head_dim == 128 || c.head_dim == 256))
+    c.path = WindowAttentionPath::kDecodeCluster;
   // empty window, partial, full and wrapped, one short of full and wrapped at the last slot
   c.seqs = {{0, 1, 0}, {37, 1, 5}, {80, 1, 50}, {79, 1, 79}};
   run_case(c);
@@ -290,7 +298,9 @@ class WindowAttention : public ::testing::Test {
 
 TEST_F(WindowAttention, LongWindowDecodeManySlices) {
   // Many slices of many key tiles, a last tile cut short, wrapped rings: the decode kernel at each
-  // head dim, both 16-bit dtypes and group sizes 1, 2, 4, 8.
+  // head dim, both 16-bit dtypes and group sizes 1, 2, 4, 8. Six (sequence, KV head) pairs fill
+  // the GPU best with ~40 short slices (split + combine); without a workspace the same call takes
+  // 16 slices in clusters, most of them empty for the 101-key sequence.
   struct Shape {
     DType dtype;
     int32_t group, head_dim;
@@ -305,6 +315,10 @@ TEST_F(WindowAttention, LongWindowDecodeManySlices) {
     c.hkv = 2;
     c.capacity = 5000;
     c.seqs = {{5000, 1, 1234}, {4000, 1, 4500}, {100, 1, 0}};
+    c.path = WindowAttentionPath::kDecodeCombine;
+    run_case(c);
+    c.workspace = false;
+    c.path = WindowAttentionPath::kDecodeCluster;
     run_case(c);
   }
 }
@@ -344,7 +358,8 @@ TEST_F(WindowAttention, BatchLargerThanOneLaunchAppend) {
   run_case(c);
 }
 
-TEST_F(WindowAttention, DecodeWithoutWorkspaceFallsBack) {
+TEST_F(WindowAttention, DecodeWithoutWorkspace) {
+  // The cluster path needs no workspace; beyond a cluster's slices, the generic path serves.
   Case c;
   c.dtype = DType::kBFloat16;
   c.group = 4;
@@ -352,6 +367,14 @@ TEST_F(WindowAttention, DecodeWithoutWorkspaceFallsBack) {
   c.capacity = 300;
   c.workspace = false;
   c.seqs = {{300, 1, 11}, {5, 1, 0}};
+  c.path = WindowAttentionPath::kDecodeCluster;
+  run_case(c);
+  c.group = 1;
+  c.head_dim = 64;
+  c.hkv = 1;
+  c.capacity = 16 * 1536;  // with the new token, one key more than 16 slices hold
+  c.seqs = {{c.capacity, 1, 7}};
+  c.path = WindowAttentionPath::kGeneric;
   run_case(c);
 }
 
@@ -363,8 +386,14 @@ TEST_F(WindowAttention, GraphCaptureDecodeAndAppend) {
   c.capacity = 300;
   c.graph = true;
   c.seqs = {{300, 1, 11}, {5, 1, 0}};
+  c.path = WindowAttentionPath::kDecodeCluster;
   run_case(c);
   c.seqs = {{300, 4, 11}, {5, 1, 0}};
+  c.path = WindowAttentionPath::kGeneric;
+  run_case(c);
+  c.capacity = 5000;  // split + combine (see LongWindowDecodeManySlices)
+  c.seqs = {{5000, 1, 1234}, {4000, 1, 4500}, {100, 1, 0}};
+  c.path = WindowAttentionPath::kDecodeCombine;
   run_case(c);
 }
 
