@@ -102,13 +102,21 @@ constexpr int divisor_at_most(int n, int cap) {
   return best;
 }
 
-/// Prefetches rows [r0, r1) of `rows` (row_bytes each) into L2. A block's compute is too long for the
-/// out-of-order window to keep enough of DRAM's latency covered, so each block fetches the next one's
-/// rows while it works (one block ahead: 32 KiB in flight at D = 128, bf16).
-inline void prefetch_rows(const void* rows, int32_t r0, int32_t r1, int64_t row_bytes) {
-  const char* p = static_cast<const char*>(rows);
-  for (int64_t b = r0 * row_bytes; b < r1 * row_bytes; b += 64) __builtin_prefetch(p + b, 0, 2);
-}
+/// The next block's K and V rows, prefetched into L2 a few lines per loop iteration of this block, so
+/// that the requests are spread evenly over the block's compute (bursts fill the core's miss queue and
+/// stall its own loads). A block's compute is too long for the out-of-order window to keep DRAM's
+/// latency covered on its own.
+struct NextBlock {
+  const char* k = nullptr;
+  const char* v = nullptr;
+  int64_t bytes = 0;     // of K, and of V
+  int64_t at = 0;        // next byte of K, then of V
+  int64_t per_step = 0;  // bytes per loop iteration
+  void step() {
+    const int64_t end = at + per_step < 2 * bytes ? at + per_step : 2 * bytes;
+    for (; at < end; at += 64) __builtin_prefetch(at < bytes ? k + at : v + (at - bytes), 0, 2);
+  }
+};
 
 /// One block of nt ≤ kBlock keys for queries [q0, q0 + QT): dp = 2W·nc floats per query in qb and ob,
 /// `tail` = elements of a row in its last chunk (1..2W). `scale` multiplies the scores when the queries
@@ -122,16 +130,21 @@ inline void block(const T* k, const T* v, int32_t nt, int32_t d, Chunks<NC> ch, 
   const int32_t nc = ch.count(), dp = nc * 2 * W;
   auto rem = [&](int32_t c) { return c + 1 < nc ? 2 * W : tail; };  // row elements from chunk c on
   alignas(64) float sc[QT][kBlock];
+  constexpr int KT = A::kRegs >= 32 || QT <= 4 ? 2 : 1;
+  constexpr int S = NC > 0 ? divisor_at_most(2 * NC, (A::kRegs / 2) / QT) : 1;
+  NextBlock next{reinterpret_cast<const char*>(k_next), reinterpret_cast<const char*>(v_next),
+                 static_cast<int64_t>(n_next) * d * static_cast<int64_t>(sizeof(T))};
+  const int64_t steps = (nt + KT - 1) / KT + static_cast<int64_t>(dp / (S * W)) * nt;
+  next.per_step = (2 * next.bytes + steps - 1) / steps;
 
   // Scores, W keys at a time: KT rows are loaded together and dotted with every query of the tile
   // (each query chunk loaded once per KT keys); the W keys' partial sums are reduced together (one
   // transpose-reduction per query instead of W horizontal sums).
-  constexpr int KT = A::kRegs >= 32 || QT <= 4 ? 2 : 1;
   for (int32_t s0 = 0; s0 < nt; s0 += W) {
     const int32_t ns = nt - s0 < W ? nt - s0 : W;
     alignas(64) V red[QT][W];
     for (int32_t t = 0; t < ns; t += KT) {
-      prefetch_rows(k_next, s0 + t, s0 + t + KT < n_next ? s0 + t + KT : n_next, d * sizeof(T));
+      next.step();
       const T* kr[KT];
       for (int u = 0; u < KT; ++u) kr[u] = k + static_cast<int64_t>(s0 + (t + u < ns ? t + u : ns - 1)) * d;
       V acc[KT][QT];
@@ -190,7 +203,6 @@ inline void block(const T* k, const T* v, int32_t nt, int32_t d, Chunks<NC> ch, 
 
   // Values: S W-wide slices of the head dim per pass (QT·S accumulators in registers), each V row's
   // slice loaded and widened once per pass, each weight broadcast once per row.
-  constexpr int S = NC > 0 ? divisor_at_most(2 * NC, (A::kRegs / 2) / QT) : 1;
   for (int32_t j0 = 0; j0 < dp; j0 += S * W) {
     V acc[QT][S];
     for (int q = 0; q < QT; ++q) {
@@ -198,7 +210,7 @@ inline void block(const T* k, const T* v, int32_t nt, int32_t d, Chunks<NC> ch, 
       for (int s = 0; s < S; ++s) acc[q][s] = A::mul(A::load(ob + q * dp + j0 + s * W), a);
     }
     for (int32_t t = 0; t < nt; ++t) {
-      if (j0 == 0) prefetch_rows(v_next, t, t + 1 < n_next ? t + 1 : n_next, d * sizeof(T));
+      next.step();
       const T* vr = v + static_cast<int64_t>(t) * d;
       V vv[S];
       for (int s = 0; s < S; ++s) {
