@@ -1,8 +1,8 @@
 // The sparse attention kernels for AVX-512 (F, BW, VL, DQ): 16 lanes, fp16 widened by vcvtph2ps,
 // bf16 by a 16-bit shift, masked loads for head dims that are not a multiple of 16. The BF16/FP16
-// extensions are not used: their dot products round the query to 16 bits, and the kernel is bound by
-// DRAM, not by arithmetic; not compiling with them also keeps this path runnable on AVX-512 CPUs
-// without AVX512-FP16 (e.g. AMD Zen 4).
+// extensions are not used here: their dot products round the query to 16 bits; not compiling with
+// them keeps this path runnable on AVX-512 CPUs without AVX512-FP16 (e.g. AMD Zen 4). For bf16 KV the
+// bf16 query is exact, and sparse_avx512bf16.cpp uses vdpbf16ps for q·k.
 #include <immintrin.h>
 
 #include <cstring>
