@@ -2,6 +2,7 @@
 #include "cpu/pool.hpp"
 
 #include <hwloc.h>
+#include <sys/mman.h>
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/task_scheduler_observer.h>
 
@@ -209,6 +210,20 @@ std::string Topology::describe() const {
 
 // ---- node-bound memory ----
 
+namespace {
+
+/// Asks for transparent huge pages where the system leaves them to madvise. The engine streams
+/// context caches at DRAM speed; with 4 KiB pages every 16 keys (D = 128, bf16) of K and of V cost a
+/// page walk, which in a VM (nested paging) measured 41 against 30 ns per key on one Zen 4 core.
+void* advise_huge_pages(void* p, std::size_t bytes) {
+#if defined(MADV_HUGEPAGE)
+  if (p && bytes >= (std::size_t{2} << 20)) madvise(p, bytes, MADV_HUGEPAGE);  // advice only: failure is harmless
+#endif
+  return p;
+}
+
+}  // namespace
+
 void* node_alloc(const Topology& topology, int node, std::size_t bytes, bool* bound) {
   if (bound) *bound = false;
   if (bytes == 0) bytes = 1;
@@ -222,7 +237,7 @@ void* node_alloc(const Topology& topology, int node, std::size_t bytes, bool* bo
                                   HWLOC_MEMBIND_BYNODESET | HWLOC_MEMBIND_STRICT);
     if (p) {
       if (bound) *bound = true;
-      return p;
+      return advise_huge_pages(p, bytes);
     }
     if (errno == ENOMEM) return nullptr;
     warn_once(fmt::format("hgca: binding memory to NUMA node {} failed ({}); using unbound pages placed "
@@ -232,7 +247,7 @@ void* node_alloc(const Topology& topology, int node, std::size_t bytes, bool* bo
     warn_once("hgca: this system does not support binding memory to NUMA nodes through hwloc; using "
               "unbound pages placed by first touch");
   }
-  return hwloc_alloc(topo, bytes);
+  return advise_huge_pages(hwloc_alloc(topo, bytes), bytes);
 }
 
 void node_free(const Topology& topology, void* p, std::size_t bytes) noexcept {

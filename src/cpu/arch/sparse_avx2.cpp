@@ -15,6 +15,7 @@ namespace avx2 {
 
 struct Avx2 {
   static constexpr int W = 8;
+  static constexpr int kRegs = 16;
   using V = __m256;
   using fp16 = detail::fp16_t;
   using bf16 = detail::bf16_t;
@@ -26,6 +27,8 @@ struct Avx2 {
   static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
   static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V max(V a, V b) { return _mm256_max_ps(a, b); }
   static float hsum(V x) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -40,8 +43,9 @@ struct Avx2 {
   }
   template <class T>
   static constexpr bool kDotBf16 = false;
-  static int load_bf16_pairs(const bf16*, int32_t) { return 0; }
-  static V dot_bf16(V acc, const float*, int) { return acc; }
+  using Bf16Pairs = int;
+  static Bf16Pairs load_bf16_pairs(const bf16*, int32_t) { return 0; }
+  static V dot_bf16(V acc, V, Bf16Pairs) { return acc; }
   static float hmax(V x) {
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
     s = _mm_max_ps(s, _mm_movehl_ps(s, s));

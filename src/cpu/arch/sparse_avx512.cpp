@@ -1,8 +1,8 @@
 // The sparse attention kernels for AVX-512 (F, BW, VL, DQ): 16 lanes, fp16 widened by vcvtph2ps,
 // bf16 by a 16-bit shift, masked loads for head dims that are not a multiple of 16. The BF16/FP16
-// extensions are not used: their dot products round the query to 16 bits, and the kernel is bound by
-// DRAM, not by arithmetic; not compiling with them also keeps this path runnable on AVX-512 CPUs
-// without AVX512-FP16 (e.g. AMD Zen 4).
+// extensions are not used here: their dot products round the query to 16 bits; not compiling with
+// them keeps this path runnable on AVX-512 CPUs without AVX512-FP16 (e.g. AMD Zen 4). For bf16 KV the
+// bf16 query is exact, and sparse_avx512bf16.cpp uses vdpbf16ps for q·k.
 #include <immintrin.h>
 
 #include <cstring>
@@ -23,6 +23,7 @@ namespace HGCA_ARCH_NS {
 
 struct Avx512 {
   static constexpr int W = 16;
+  static constexpr int kRegs = 32;
   using V = __m512;
   using fp16 = detail::fp16_t;
   using bf16 = detail::bf16_t;
@@ -34,6 +35,8 @@ struct Avx512 {
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V max(V a, V b) { return _mm512_max_ps(a, b); }
   static float hsum(V x) { return _mm512_reduce_add_ps(x); }
   /// The 16 horizontal sums of x[0..15], in order, by pairwise interleave-and-add (46 instructions).
   static V reduce_w(const V* x) {
@@ -85,20 +88,21 @@ struct Avx512 {
   /// elements per instruction and no widening; V still widens to fp32 (weights stay fp32).
   template <class T>
   static constexpr bool kDotBf16 = std::is_same_v<T, bf16>;
-  static __m512bh load_bf16_pairs(const bf16* p, int32_t remaining) {
+  using Bf16Pairs = __m512bh;
+  static Bf16Pairs load_bf16_pairs(const bf16* p, int32_t remaining) {
     const __m512i x = remaining >= 32 ? _mm512_loadu_si512(p)
                                       : _mm512_maskz_loadu_epi16((1u << remaining) - 1, p);
     return reinterpret_cast<const __m512bh&>(x);
   }
-  static V dot_bf16(V acc, const float* q_pairs, __m512bh k) {
-    const __m512 q = _mm512_loadu_ps(q_pairs);
-    return _mm512_dpbf16_ps(acc, reinterpret_cast<const __m512bh&>(q), k);
+  static V dot_bf16(V acc, V q_pairs, Bf16Pairs k) {
+    return _mm512_dpbf16_ps(acc, reinterpret_cast<const __m512bh&>(q_pairs), k);
   }
 #else
   template <class T>
   static constexpr bool kDotBf16 = false;
-  static int load_bf16_pairs(const bf16*, int32_t) { return 0; }
-  static V dot_bf16(V acc, const float*, int) { return acc; }
+  using Bf16Pairs = int;
+  static Bf16Pairs load_bf16_pairs(const bf16*, int32_t) { return 0; }
+  static V dot_bf16(V acc, V, Bf16Pairs) { return acc; }
 #endif
 
   /// bf16 widened two halves at a time: even elements by a 16-bit shift, odd ones by a mask.

@@ -4,10 +4,14 @@
 // out of line (std::vector, std::fill …): the linker could pick such a copy, compiled with AVX-512
 // flags, for every caller in the program.
 //
-// One pass over K and V in blocks of W keys, online softmax in base 2 (scores are pre-multiplied by
-// log2 e; converted to natural log at the edge): for each block, every query of a tile of up to 8
-// (all G heads of a decode step together) is dotted with each K row while that row sits in
-// registers, then the block's V rows are accumulated into the queries' fp32 outputs.
+// One pass over K and V in blocks of kBlock keys, online softmax in base 2 (scores are pre-multiplied
+// by log2 e; converted to natural log at the edge). Per block, for a tile of up to 8 queries (all G
+// heads of a decode step together): the scores (each K row loaded once for the whole tile, 16 keys'
+// partial sums reduced together), one max/rescale for the block, then the V rows accumulated into the
+// tile's fp32 outputs held in registers; the next block is prefetched meanwhile. The common head dims
+// are compiled with their chunk count known, so the loops unroll and the queries stay in registers.
+// On one Zen 4 core (G = 4, D = 128) the bound is the FMA pipe: q·k 8G and p·v 8G 512-bit FMAs per
+// key (q·k 4G with vdpbf16ps for bf16).
 #pragma once
 
 #ifndef HGCA_ARCH_NS
@@ -79,69 +83,179 @@ inline int32_t pos(int32_t i) {
   }
 }
 
-/// One block of nt ≤ W keys for queries [q0, q0 + QT). `scale` multiplies the scores when the
-/// queries are kept unscaled (the BF16 dot-product path).
-template <class A, class T, int QT>
-inline void block(const T* k, const T* v, int32_t nt, int32_t d, int32_t dp, const float* qb,
-                  float scale, float* ob, float* m, float* l) {
+/// Keys per block: a block's scores are computed first, then its softmax (one running-max update
+/// and one rescale of the outputs per block, not per key), then its V rows.
+constexpr int kBlock = 64;
+
+/// Head-dim chunks of 2W elements: NC at compile time for the common head dims (loops unrolled, the
+/// queries' chunks kept in registers where they fit), NC = 0 for the others (nc at run time).
+template <int NC>
+struct Chunks {
+  int32_t nc;
+  constexpr int32_t count() const { return NC > 0 ? NC : nc; }
+};
+
+/// Largest divisor of n that is ≤ cap (≥ 1).
+constexpr int divisor_at_most(int n, int cap) {
+  int best = 1;
+  for (int s = 1; s <= n && s <= cap; ++s) best = n % s == 0 ? s : best;
+  return best;
+}
+
+/// The next block's K and V rows, prefetched into L2 a few lines per loop iteration of this block, so
+/// that the requests are spread evenly over the block's compute (bursts fill the core's miss queue and
+/// stall its own loads). A block's compute is too long for the out-of-order window to keep DRAM's
+/// latency covered on its own.
+struct NextBlock {
+  const char* k = nullptr;
+  const char* v = nullptr;
+  int64_t bytes = 0;     // of K, and of V
+  int64_t at = 0;        // next byte of K, then of V
+  int64_t per_step = 0;  // bytes per loop iteration
+  void step() {
+    const int64_t end = at + per_step < 2 * bytes ? at + per_step : 2 * bytes;
+    for (; at < end; at += 64) __builtin_prefetch(at < bytes ? k + at : v + (at - bytes), 0, 2);
+  }
+};
+
+/// One block of nt ≤ kBlock keys for queries [q0, q0 + QT): dp = 2W·nc floats per query in qb and ob,
+/// `tail` = elements of a row in its last chunk (1..2W). `scale` multiplies the scores when the queries
+/// are kept unscaled (the BF16 dot-product path). The next block's n_next rows at k_next, v_next are
+/// prefetched meanwhile.
+template <class A, class T, int NC, int QT>
+inline void block(const T* k, const T* v, int32_t nt, int32_t d, Chunks<NC> ch, int32_t tail, const float* qb,
+                  float scale, float* ob, float* m, float* l, const T* k_next, const T* v_next, int32_t n_next) {
   using V = typename A::V;
   constexpr int W = A::W;
-  alignas(64) float sc[QT][W];
-  // Scores: each K row is loaded once and dotted with every query of the tile; the W rows' partial
-  // sums are reduced together (one transpose-reduction per query instead of W horizontal sums).
-  {
+  const int32_t nc = ch.count(), dp = nc * 2 * W;
+  auto rem = [&](int32_t c) { return c + 1 < nc ? 2 * W : tail; };  // row elements from chunk c on
+  alignas(64) float sc[QT][kBlock];
+  constexpr int KT = A::kRegs >= 32 || QT <= 4 ? 2 : 1;
+  constexpr int S = NC > 0 ? divisor_at_most(2 * NC, (A::kRegs / 2) / QT) : 1;
+  NextBlock next{reinterpret_cast<const char*>(k_next), reinterpret_cast<const char*>(v_next),
+                 static_cast<int64_t>(n_next) * d * static_cast<int64_t>(sizeof(T))};
+  const int64_t steps = (nt + KT - 1) / KT + static_cast<int64_t>(dp / (S * W)) * nt;
+  next.per_step = (2 * next.bytes + steps - 1) / steps;
+
+  // Scores, W keys at a time: KT rows are loaded together and dotted with every query of the tile
+  // (each query chunk loaded once per KT keys); the W keys' partial sums are reduced together (one
+  // transpose-reduction per query instead of W horizontal sums).
+  for (int32_t s0 = 0; s0 < nt; s0 += W) {
+    const int32_t ns = nt - s0 < W ? nt - s0 : W;
     alignas(64) V red[QT][W];
-    for (int32_t t = 0; t < nt; ++t) {
-      const T* kr = k + static_cast<int64_t>(t) * d;
-      V acc[QT];
-      for (int q = 0; q < QT; ++q) acc[q] = A::zero();
-      if constexpr (A::template kDotBf16<T>) {
-        for (int32_t j = 0; j < d; j += 2 * W) {
-          const auto kp = A::load_bf16_pairs(kr + j, d - j);
-          for (int q = 0; q < QT; ++q) acc[q] = A::dot_bf16(acc[q], qb + q * dp + j / 2, kp);
-        }
-      } else {
-        for (int32_t j = 0; j < dp; j += 2 * W) {
-          const V lo = load_half<A>(kr + j, 0, d - j);
-          const V hi = load_half<A>(kr + j, 1, d - j);
+    for (int32_t t = 0; t < ns; t += KT) {
+      next.step();
+      const T* kr[KT];
+      for (int u = 0; u < KT; ++u) kr[u] = k + static_cast<int64_t>(s0 + (t + u < ns ? t + u : ns - 1)) * d;
+      V acc[KT][QT];
+      for (int u = 0; u < KT; ++u)
+        for (int q = 0; q < QT; ++q) acc[u][q] = A::zero();
+      for (int32_t c = 0; c < nc; ++c) {
+        if constexpr (A::template kDotBf16<T>) {
+          typename A::Bf16Pairs kp[KT];
+          for (int u = 0; u < KT; ++u) kp[u] = A::load_bf16_pairs(kr[u] + c * 2 * W, rem(c));
           for (int q = 0; q < QT; ++q) {
-            acc[q] = A::fma(A::load(qb + q * dp + j), lo, acc[q]);
-            acc[q] = A::fma(A::load(qb + q * dp + j + W), hi, acc[q]);
+            const V qc = A::load(qb + q * dp + c * W);
+            for (int u = 0; u < KT; ++u) acc[u][q] = A::dot_bf16(acc[u][q], qc, kp[u]);
+          }
+        } else {
+          V lo[KT], hi[KT];
+          for (int u = 0; u < KT; ++u) {
+            lo[u] = load_half<A>(kr[u] + c * 2 * W, 0, rem(c));
+            hi[u] = load_half<A>(kr[u] + c * 2 * W, 1, rem(c));
+          }
+          for (int q = 0; q < QT; ++q) {
+            const V ql = A::load(qb + q * dp + c * 2 * W), qh = A::load(qb + q * dp + c * 2 * W + W);
+            for (int u = 0; u < KT; ++u) acc[u][q] = A::fma(qh, hi[u], A::fma(ql, lo[u], acc[u][q]));
           }
         }
       }
-      for (int q = 0; q < QT; ++q) red[q][t] = acc[q];
+      // t + u < W: an odd ns is < W; the slot of the repeated last row is cleared below.
+      for (int u = 0; u < KT; ++u)
+        for (int q = 0; q < QT; ++q) red[q][t + u] = acc[u][q];
     }
     for (int q = 0; q < QT; ++q) {
-      for (int32_t t = nt; t < W; ++t) red[q][t] = A::zero();
+      for (int32_t t = ns; t < W; ++t) red[q][t] = A::zero();
       V s = A::reduce_w(red[q]);
       if constexpr (A::template kDotBf16<T>) s = A::mul(s, A::set1(scale));
-      A::store(sc[q], s);
+      A::store(sc[q] + s0, s);
+      for (int32_t t = ns; t < W; ++t) sc[q][s0 + t] = -kInf;
     }
   }
-  // Online softmax: new running max, rescale factor of the old state, this block's weights.
-  alignas(64) float pw[QT][W];
+
+  // Online softmax over the block: new running max, rescale factor of the old state, the weights.
   float alpha[QT];
   for (int q = 0; q < QT; ++q) {
-    for (int32_t t = nt; t < W; ++t) sc[q][t] = -kInf;
-    const V s = A::load(sc[q]);
-    const float mn = fmax_(m[q], A::hmax(s));
+    V mx = A::load(sc[q]);
+    for (int32_t s0 = W; s0 < nt; s0 += W) mx = A::max(mx, A::load(sc[q] + s0));
+    const float mn = fmax_(m[q], A::hmax(mx));
     alpha[q] = exp2f(m[q] - mn);  // m = -inf at the start: 0, and o, l are 0 anyway
-    const V p = A::exp2(A::sub(s, A::set1(mn)));
-    A::store(pw[q], p);
-    l[q] = l[q] * alpha[q] + A::hsum(p);
+    const V mv = A::set1(mn);
+    V sum = A::zero();
+    for (int32_t s0 = 0; s0 < nt; s0 += W) {
+      const V p = A::exp2(A::sub(A::load(sc[q] + s0), mv));
+      A::store(sc[q] + s0, p);
+      sum = A::add(sum, p);
+    }
+    l[q] = l[q] * alpha[q] + A::hsum(sum);
     m[q] = mn;
   }
-  // Values: one W-wide slice of the head dim at a time, over the block's rows.
-  for (int32_t j = 0; j < dp; j += W) {
-    const int half = (j / W) % 2;
-    V acc[QT];
-    for (int q = 0; q < QT; ++q) acc[q] = A::mul(A::load(ob + q * dp + j), A::set1(alpha[q]));
-    for (int32_t t = 0; t < nt; ++t) {
-      const V vv = load_half<A>(v + static_cast<int64_t>(t) * d + (j - half * W), half, d - (j - half * W));
-      for (int q = 0; q < QT; ++q) acc[q] = A::fma(A::set1(pw[q][t]), vv, acc[q]);
+
+  // Values: S W-wide slices of the head dim per pass (QT·S accumulators in registers), each V row's
+  // slice loaded and widened once per pass, each weight broadcast once per row.
+  for (int32_t j0 = 0; j0 < dp; j0 += S * W) {
+    V acc[QT][S];
+    for (int q = 0; q < QT; ++q) {
+      const V a = A::set1(alpha[q]);
+      for (int s = 0; s < S; ++s) acc[q][s] = A::mul(A::load(ob + q * dp + j0 + s * W), a);
     }
-    for (int q = 0; q < QT; ++q) A::store(ob + q * dp + j, acc[q]);
+    for (int32_t t = 0; t < nt; ++t) {
+      next.step();
+      const T* vr = v + static_cast<int64_t>(t) * d;
+      V vv[S];
+      for (int s = 0; s < S; ++s) {
+        const int32_t c = (j0 / W + s) / 2;
+        vv[s] = load_half<A>(vr + c * 2 * W, (j0 / W + s) % 2, rem(c));
+      }
+      for (int q = 0; q < QT; ++q) {
+        const V w = A::set1(sc[q][t]);
+        for (int s = 0; s < S; ++s) acc[q][s] = A::fma(w, vv[s], acc[q][s]);
+      }
+    }
+    for (int q = 0; q < QT; ++q)
+      for (int s = 0; s < S; ++s) A::store(ob + q * dp + j0 + s * W, acc[q][s]);
+  }
+}
+
+/// All blocks of one unit over queries [0, nq) in tiles of up to kMaxTile.
+template <class A, class T, int NC>
+void blocks(const T* k, const T* v, int64_t n, int32_t d, Chunks<NC> ch, int32_t nq, const float* qs, float scale,
+            float* os, float* ms, float* ls) {
+  const int32_t dp = ch.count() * 2 * A::W;
+  const int32_t tail = d - (ch.count() - 1) * 2 * A::W;
+  for (int64_t t0 = 0; t0 < n; t0 += kBlock) {
+    const auto nt = static_cast<int32_t>(n - t0 < kBlock ? n - t0 : kBlock);
+    const T* kb = k + t0 * d;
+    const T* vb = v + t0 * d;
+    const int64_t left = n - t0 - nt;
+    int32_t n_next = static_cast<int32_t>(left < kBlock ? left : kBlock);  // prefetched by the first tile
+    for (int32_t q0 = 0; q0 < nq; q0 += kMaxTile) {
+      const float* qb = qs + q0 * dp;
+      float* ob = os + q0 * dp;
+      float* m = ms + q0;
+      float* l = ls + q0;
+      switch (nq - q0 < kMaxTile ? nq - q0 : kMaxTile) {
+        case 1: block<A, T, NC, 1>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kb + nt * d, vb + nt * d, n_next); break;
+        case 2: block<A, T, NC, 2>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kb + nt * d, vb + nt * d, n_next); break;
+        case 3: block<A, T, NC, 3>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kb + nt * d, vb + nt * d, n_next); break;
+        case 4: block<A, T, NC, 4>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kb + nt * d, vb + nt * d, n_next); break;
+        case 5: block<A, T, NC, 5>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kb + nt * d, vb + nt * d, n_next); break;
+        case 6: block<A, T, NC, 6>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kb + nt * d, vb + nt * d, n_next); break;
+        case 7: block<A, T, NC, 7>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kb + nt * d, vb + nt * d, n_next); break;
+        default: block<A, T, NC, 8>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kb + nt * d, vb + nt * d, n_next); break;
+      }
+      n_next = 0;
+    }
   }
 }
 
@@ -182,26 +296,12 @@ void unit(const UnitParams& p) {
 
   const T* k = static_cast<const T*>(p.k);
   const T* v = static_cast<const T*>(p.v);
-  for (int64_t t0 = 0; t0 < p.n; t0 += A::W) {
-    const auto nt = static_cast<int32_t>(p.n - t0 < A::W ? p.n - t0 : A::W);
-    const T* kb = k + t0 * d;
-    const T* vb = v + t0 * d;
-    for (int32_t q0 = 0; q0 < nq; q0 += kMaxTile) {
-      const float* qb = qs + q0 * dp;
-      float* ob = os + q0 * dp;
-      float* m = ms + q0;
-      float* l = ls + q0;
-      switch (nq - q0 < kMaxTile ? nq - q0 : kMaxTile) {
-        case 1: block<A, T, 1>(kb, vb, nt, d, dp, qb, scale, ob, m, l); break;
-        case 2: block<A, T, 2>(kb, vb, nt, d, dp, qb, scale, ob, m, l); break;
-        case 3: block<A, T, 3>(kb, vb, nt, d, dp, qb, scale, ob, m, l); break;
-        case 4: block<A, T, 4>(kb, vb, nt, d, dp, qb, scale, ob, m, l); break;
-        case 5: block<A, T, 5>(kb, vb, nt, d, dp, qb, scale, ob, m, l); break;
-        case 6: block<A, T, 6>(kb, vb, nt, d, dp, qb, scale, ob, m, l); break;
-        case 7: block<A, T, 7>(kb, vb, nt, d, dp, qb, scale, ob, m, l); break;
-        default: block<A, T, 8>(kb, vb, nt, d, dp, qb, scale, ob, m, l); break;
-      }
-    }
+  // The head dims of common models unrolled at compile time; the others loop over chunks.
+  switch (dp) {
+    case 64: blocks<A, T, 64 / (2 * A::W)>(k, v, p.n, d, {}, nq, qs, scale, os, ms, ls); break;
+    case 128: blocks<A, T, 128 / (2 * A::W)>(k, v, p.n, d, {}, nq, qs, scale, os, ms, ls); break;
+    case 256: blocks<A, T, 256 / (2 * A::W)>(k, v, p.n, d, {}, nq, qs, scale, os, ms, ls); break;
+    default: blocks<A, T, 0>(k, v, p.n, d, {dp / (2 * A::W)}, nq, qs, scale, os, ms, ls); break;
   }
   for (int32_t q = 0; q < nq; ++q) {
     const float inv = 1.0f / ls[q];

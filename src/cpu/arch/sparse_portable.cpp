@@ -12,6 +12,7 @@ namespace portable {
 
 struct Portable {
   static constexpr int W = 8;
+  static constexpr int kRegs = 16;
   struct V {
     float x[W];
   };
@@ -42,6 +43,14 @@ struct Portable {
     for (int i = 0; i < W; ++i) a.x[i] -= b.x[i];
     return a;
   }
+  static V add(V a, V b) {
+    for (int i = 0; i < W; ++i) a.x[i] += b.x[i];
+    return a;
+  }
+  static V max(V a, V b) {
+    for (int i = 0; i < W; ++i) a.x[i] = std::max(a.x[i], b.x[i]);
+    return a;
+  }
   static float hsum(V a) {
     float s = 0.0f;
     for (float e : a.x) s += e;
@@ -54,8 +63,9 @@ struct Portable {
   }
   template <class T>
   static constexpr bool kDotBf16 = false;
-  static int load_bf16_pairs(const bf16*, int32_t) { return 0; }
-  static V dot_bf16(V acc, const float*, int) { return acc; }
+  using Bf16Pairs = int;
+  static Bf16Pairs load_bf16_pairs(const bf16*, int32_t) { return 0; }
+  static V dot_bf16(V acc, V, Bf16Pairs) { return acc; }
   static float hmax(V a) {
     float s = a.x[0];
     for (float e : a.x) s = std::max(s, e);
