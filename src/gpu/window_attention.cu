@@ -21,6 +21,7 @@ namespace {
 
 using kernels::DecodeLayout;
 using kernels::KernelArgs;
+using kernels::kMaxClusterKeys;
 using kernels::kMaxClusterSlices;
 using kernels::kMaxSplitKeys;
 using kernels::kTileKeys;  // slice lengths are whole tiles
@@ -48,19 +49,19 @@ struct SplitChoice {
   int64_t cost = INT64_MAX, waves = 0;
 };
 
-/// Slices for `b` sequences of at most `max_keys` keys, at most `max_n` of them, when `slots(n)`
-/// blocks of an n-slice launch fit on the GPU at once (0: none fit): the count minimizing waves ×
-/// (keys per slice + a fixed cost per block), so that the last wave is not left mostly empty and
-/// short slices do not drown in per-block latency. Slices are `split` keys (whole tiles), the last
+/// Slices of at most `max_split` keys for `b` sequences of at most `max_keys` keys, at most `max_n`
+/// of them, when `slots(n)` blocks of an n-slice launch fit on the GPU at once (0: none fit): the
+/// count minimizing waves × (keys per slice + a fixed cost per block), so that the last wave is
+/// not left mostly empty and short slices do not drown in per-block latency. Slices are `split` keys (whole tiles), the last
 /// one shorter, or with `balanced` the tiles spread evenly (no slice more than one tile longer
 /// than another; `split` is the longest).
 template <typename Slots>
-SplitChoice choose_split(int64_t b, int32_t hkv, int64_t max_keys, int64_t max_n, bool balanced,
-                         const Slots& slots) {
+SplitChoice choose_split(int64_t b, int32_t hkv, int64_t max_keys, int64_t max_split,
+                         int64_t max_n, bool balanced, const Slots& slots) {
   constexpr int64_t kBlockCostKeys = 160;  // latency of a block's fixed steps, in keys' time
   const int64_t tiles = ceil_div(max_keys, kTileKeys);
   SplitChoice best;
-  for (int64_t n = ceil_div(max_keys, kMaxSplitKeys); n <= std::min(max_n, tiles); ++n) {
+  for (int64_t n = ceil_div(max_keys, max_split); n <= std::min(max_n, tiles); ++n) {
     const int64_t sp = balanced ? ceil_div(tiles, n) * kTileKeys
                                 : ceil_div(ceil_div(max_keys, n), kTileKeys) * kTileKeys;
     if (!balanced && ceil_div(max_keys, sp) != n) continue;  // the same slices as a smaller count
@@ -212,22 +213,30 @@ std::array<int64_t, kMaxClusterSlices + 1> cluster_slots(K* kernel, std::size_t 
 /// Whether the cluster path (choice `one`) serves a launch rather than split + combine (`two`).
 /// choose_split's model leaves out what the cluster path saves (the combine and the scores' round
 /// trip through the workspace) and what its clusters' coarser scheduling costs, which shows most
-/// when split + combine takes few waves. Measured on the H200 over the sweep of
-/// bench/results/gpu-window/cluster: the cluster path is faster within 10 % of the other's
-/// modelled cost, and within 25 % from 3 waves of split + combine on.
+/// when split + combine takes few waves, and when the clusters take a few waves (2 to 5) of long
+/// slices: each wave waits for its last cluster, and no later wave is left to fill its idle slots.
+/// Measured on the H200 over the sweep (bench/results/gpu-window/cluster and long-slices): the
+/// cluster path is faster within 10 % of the other's modelled cost, and within 25 % from 3 waves
+/// of split + combine on, except in a few waves of clusters, where it must not cost more.
 bool prefer_cluster(const SplitChoice& one, const SplitChoice& two) {
   constexpr int64_t kSlackPct = 110, kManyWavesSlackPct = 125, kManyWaves = 3;
+  constexpr int64_t kFewClusterWavesMin = 2, kFewClusterWavesMax = 5;
   if (one.cost == INT64_MAX) return false;
+  if (one.waves >= kFewClusterWavesMin && one.waves <= kFewClusterWavesMax)
+    return one.cost <= two.cost;
   return one.cost * 100 <= two.cost * (two.waves >= kManyWaves ? kManyWavesSlackPct : kSlackPct);
 }
 
 /// The decode kernels' one-time setup, done before any capture so that no module load or attribute
 /// call happens inside one: both split kernels' shared memory limit raised to the largest launch
-/// (G 8, longest slice), clusters beyond 8 allowed, the combine loaded; the resident blocks per
-/// group size, with its longest slice, alone and in clusters of each size.
+/// (G 8, longest slice), clusters beyond 8 allowed, the combine loaded; per group size, the
+/// cluster path's longest slice (the longest up to kMaxClusterKeys that leaves as many blocks per
+/// SM as kMaxSplitKeys: fewer, longer slices fill the GPU with smaller clusters) and the resident
+/// blocks, alone and in clusters of each size, at each path's longest slice.
 struct DecodeSetup {
   cudaError_t error = cudaSuccess;
   std::array<int64_t, 9> slots{};
+  std::array<int32_t, 9> cluster_keys{};
   std::array<std::array<int64_t, kMaxClusterSlices + 1>, 9> clustered{};
 };
 template <typename T, int D>
@@ -235,17 +244,22 @@ const DecodeSetup& decode_setup() {
   static const DecodeSetup setup = [] {
     auto* split_kernel = kernels::decode_split_kernel<T, D, false>;
     auto* cluster_kernel = kernels::decode_split_kernel<T, D, true>;
-    const std::size_t max_smem = kernels::decode_split_smem(kMaxSplitKeys, 8, D);
+    auto smem = [](int keys, int g) { return kernels::decode_split_smem(keys, g, D); };
     DecodeSetup s;
     cudaFuncAttributes attr{};
     s.error = cudaFuncGetAttributes(&attr, kernels::decode_combine_kernel);
-    if (s.error == cudaSuccess) s.error = allow_smem(split_kernel, max_smem);
-    if (s.error == cudaSuccess) s.error = allow_smem(cluster_kernel, max_smem);
+    if (s.error == cudaSuccess) s.error = allow_smem(split_kernel, smem(kMaxSplitKeys, 8));
+    if (s.error == cudaSuccess) s.error = allow_smem(cluster_kernel, smem(kMaxClusterKeys, 8));
     if (s.error == cudaSuccess)
       s.error = cudaFuncSetAttribute(cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
     for (int g = 1; g <= 8 && s.error == cudaSuccess; ++g) {
-      s.slots[g] = resident_slots(split_kernel, kernels::decode_split_smem(kMaxSplitKeys, g, D));
-      s.clustered[g] = cluster_slots(cluster_kernel, kernels::decode_split_smem(kMaxSplitKeys, g, D));
+      s.slots[g] = resident_slots(split_kernel, smem(kMaxSplitKeys, g));
+      const int64_t cluster_resident = resident_slots(cluster_kernel, smem(kMaxSplitKeys, g));
+      int keys = kMaxClusterKeys;
+      while (keys > kMaxSplitKeys && resident_slots(cluster_kernel, smem(keys, g)) < cluster_resident)
+        keys -= kTileKeys;
+      s.cluster_keys[g] = keys;
+      s.clustered[g] = cluster_slots(cluster_kernel, smem(keys, g));
     }
     return s;
   }();
@@ -268,9 +282,11 @@ cudaError_t plan_decode_t(const WindowAttentionParams& p, int32_t group, int32_t
   const auto& slots = setup.slots;
   const auto& clustered = setup.clustered;
   const int32_t hkv = p.n_kv_heads;
-  const SplitChoice two = choose_split(b, hkv, max_keys, max_splits(b, hkv, max_keys), false,
+  const SplitChoice two = choose_split(b, hkv, max_keys, kMaxSplitKeys,
+                                       max_splits(b, hkv, max_keys), false,
                                        [&](int64_t) { return slots[group]; });
-  const SplitChoice one = choose_split(b, hkv, max_keys, kMaxClusterSlices, true,
+  const SplitChoice one = choose_split(b, hkv, max_keys, setup.cluster_keys[group],
+                                       kMaxClusterSlices, true,
                                        [&](int64_t n) { return clustered[group][n]; });
   plan->lay = DecodeLayout{};
   if (prefer_cluster(one, two)) {

@@ -25,9 +25,13 @@ namespace hgca::gpu::kernels {
 inline constexpr int kDecThreads = 128;  // 4 warps
 inline constexpr int kDecWarps = kDecThreads / 32;
 inline constexpr int kCombineThreads = 256;
-/// Most keys one slice takes: bounds the split kernel's shared memory (G 8 slices of 1536 keys
-/// still leave two blocks per SM, and 16 of them cover a 24K-key window in one cluster).
+/// Most keys one slice of split + combine takes: bounds the split kernel's shared memory (G 8
+/// slices of 1536 keys still leave two blocks per SM).
 inline constexpr int kMaxSplitKeys = 1536;
+/// Most keys one slice of the cluster path may take. A group size's own bound (decode_setup) is the
+/// longest slice that keeps as many blocks per SM as kMaxSplitKeys, up to this: G ≤ 4 slices of
+/// 3072 keys still leave two blocks per SM, so 8 of them hold a 16K window in one cluster.
+inline constexpr int kMaxClusterKeys = 3072;
 /// Most slices one cluster takes (the H100/H200's non-portable cluster size).
 inline constexpr int kMaxClusterSlices = 16;
 inline constexpr int kTileKeys = 64;  // keys per staged tile: 16 per warp (an mma's n or k)
@@ -189,12 +193,14 @@ __device__ __forceinline__ void cluster_finish(const KernelArgs& p, const Window
   if (rank == 0 && threadIdx.x < G) p.lse[q_head0 + threadIdx.x] = lse2_s[threadIdx.x] * kLn2;
   cluster.barrier_arrive();  // done reading the other blocks' shared memory
 
-  // Observations of this slice's keys: a = max over the group of exp2(s − m)·exp2(m − lse2).
-  record_observations<kDecThreads>(p, s, h, k0, k0 + n, [&](int j) {
-    float a = 0.0f;
-    for (int g = 0; g < G; ++g) a = fmaxf(a, sc[g * sc_row + j - k0] * own_s[g]);
-    return a;
-  });
+  // Observations of this slice's keys: a = max over the group of exp2(s − m)·exp2(m − lse2), in
+  // runs of kMaxSplitKeys (a slice may be up to kMaxClusterKeys long).
+  for (int r0 = k0; r0 < k0 + n; r0 += kMaxSplitKeys)
+    record_observations<kDecThreads>(p, s, h, r0, min(r0 + kMaxSplitKeys, k0 + n), [&](int j) {
+      float a = 0.0f;
+      for (int g = 0; g < G; ++g) a = fmaxf(a, sc[g * sc_row + j - k0] * own_s[g]);
+      return a;
+    });
   cluster.barrier_wait();  // no block leaves while another may still read its shared memory
 }
 

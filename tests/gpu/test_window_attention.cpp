@@ -369,10 +369,15 @@ TEST_F(WindowAttention, DecodeWithoutWorkspace) {
   c.seqs = {{300, 1, 11}, {5, 1, 0}};
   c.path = WindowAttentionPath::kDecodeCluster;
   run_case(c);
+  // More keys than 16 slices of split + combine's 1536 hold: at G 4 the cluster path's slices are
+  // longer (1920 keys each here), so its observations run over more than one kMaxSplitKeys run.
+  c.hkv = 1;
+  c.capacity = 30000;
+  c.seqs = {{c.capacity, 1, 4321}};
+  run_case(c);
   c.group = 1;
   c.head_dim = 64;
-  c.hkv = 1;
-  c.capacity = 16 * 1536;  // with the new token, one key more than 16 slices hold
+  c.capacity = 16 * 3072;  // with the new token, one key more than 16 of the longest slices hold
   c.seqs = {{c.capacity, 1, 7}};
   c.path = WindowAttentionPath::kGeneric;
   run_case(c);
