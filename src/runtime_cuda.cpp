@@ -567,11 +567,10 @@ class CudaRuntime final : public RuntimeBase {
     int64_t moved = 0, bytes = 0, rows = 0;
     for (const int32_t i : plan.gpu_items) {
       const kvmgr::ContextCache& cache = dram(*step.seqs[i / hkv], job.layer).store(i % hkv).context_cache;
-      // A cache in a chunk grown synchronously is registered later, by the store memory's thread;
-      // until then the GPU cannot read it, and the CPU keeps the item (rare: chunks are normally
-      // grown ahead, registered). Deterministic runs wait for it instead, so that timing does not
-      // decide which side attends the item (the two round differently).
-      if (opt_.deterministic ? !store_memory_->wait_registered(cache.span()) : !cache.span().device_readable()) continue;
+      // A cache in a chunk grown inside a host function is registered later, by the store memory's
+      // thread; until then the GPU cannot read it, and the CPU keeps the item (rare: chunks are
+      // normally grown ahead, registered).
+      if (!cache.span().device_readable()) continue;
       const OverflowItem& c = costs[static_cast<std::size_t>(i)];
       job.on_gpu[static_cast<std::size_t>(i)] = 1;
       items[i].k = cache.k();

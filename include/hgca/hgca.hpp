@@ -113,7 +113,7 @@ struct Options {
   /// beyond it fails with kOutOfMemory on either backend.
   int32_t max_sequences = 16;
   int32_t threads = 0;         ///< CPU worker threads over all NUMA nodes; 0 means all cores
-  bool deterministic = false;  ///< bit-reproducible runs (tests): re-evaluations publish before the next call, the overflow plan waits for store registrations
+  bool deterministic = false;  ///< re-evaluation publishes before the next call (for tests)
 
   // --- CPU engine tuning (what hgca-tune writes; load_options_json reads) ---
   int32_t threads_per_node = 0;  ///< worker threads on each NUMA node; 0: every core of the node (`threads` caps the sum)

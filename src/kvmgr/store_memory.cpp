@@ -400,13 +400,6 @@ bool StoreMemory::has_work() const {
   return false;
 }
 
-bool StoreMemory::wait_registered(const StoreSpan& span) {
-  if (!span) return false;
-  std::unique_lock lock(mutex_);
-  idle_cv_.wait(lock, [&] { return !span.chunk_->awaits_registration; });
-  return span.device_readable();
-}
-
 void StoreMemory::wait_idle() {
   std::unique_lock lock(mutex_);
   idle_cv_.wait(lock, [&] { return !busy_ && !has_work(); });
@@ -439,12 +432,11 @@ void StoreMemory::run_background() {
       while (n.awaiting_registration > 0) {
         auto it = std::find_if(n.chunks.begin(), n.chunks.end(), [](const auto& c) { return c->awaits_registration; });
         StoreChunk* c = it->get();
+        c->awaits_registration = false;
         --n.awaiting_registration;
         lock.unlock();
         const Status s = opt_.registration.register_chunk(c->base, c->bytes);
         lock.lock();
-        c->awaits_registration = false;  // settled either way: wait_registered returns
-        idle_cv_.notify_all();
         if (s) {
           c->registered.store(true, std::memory_order_release);
           ++n.stats.registered_chunks;

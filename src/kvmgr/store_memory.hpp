@@ -129,10 +129,6 @@ class StoreMemory : public std::enable_shared_from_this<StoreMemory> {
 
   /// Waits until the background thread has nothing left to do.
   void wait_idle();
-  /// Waits until the registration of `span`'s chunk has been tried (a chunk grown synchronously is
-  /// registered later by the background thread, which waits on no stream); returns whether the
-  /// span is device-readable. For callers whose outcome must not depend on that timing.
-  bool wait_registered(const StoreSpan& span);
 
   StoreMemoryStats stats(int node) const;
 
