@@ -146,6 +146,15 @@ void expect_same_history(Runtime& a, Runtime& b, SeqId id, const Options& o) {
   }
 }
 
+/// Both runtimes' store memory settled between steps (Runtime::synchronize waits for the chunks
+/// grown on the way to be registered). A chunk grown synchronously is registered later by the store
+/// memory's thread, and a plan that finds a context set there leaves it to the CPU, which rounds
+/// differently from the GPU: without this, that timing could make two runtimes differ in the last bit.
+void settle(Driver& a, Driver& b) {
+  ASSERT_TRUE(a.rt().synchronize().is_ok());
+  ASSERT_TRUE(b.rt().synchronize().is_ok());
+}
+
 // Decode steps captured into CUDA graphs (one graph per step, launched once) give bit-identical
 // outputs, stores and context sets to the same steps called directly — across evictions; with the
 // overflow policy off, and with every context set attended on the GPU (items written by the plan
@@ -167,6 +176,7 @@ void expect_captured_equal_direct(OverflowMode overflow) {
     direct.enqueue_step(ids, n_new, in);
     graphed.enqueue_step(ids, n_new, in);
     ASSERT_EQ(direct.outputs(), graphed.outputs()) << "warm-up step " << step;
+    settle(direct, graphed);
   }
   // 10 decode steps (some evict a block): each captured into a graph, then launched once.
   for (int step = 0; step < 10; ++step) {
@@ -184,6 +194,7 @@ void expect_captured_equal_direct(OverflowMode overflow) {
     ASSERT_EQ(direct.outputs(), graphed.outputs()) << "captured step " << step;
     CUDA_OK(cudaGraphExecDestroy(exec));
     CUDA_OK(cudaGraphDestroy(graph));
+    settle(direct, graphed);
   }
   for (SeqId id : ids) expect_same_history(direct.rt(), graphed.rt(), id, o);
   LayerStats st;
