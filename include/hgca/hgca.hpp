@@ -113,7 +113,10 @@ struct Options {
   /// beyond it fails with kOutOfMemory on either backend.
   int32_t max_sequences = 16;
   int32_t threads = 0;         ///< CPU worker threads over all NUMA nodes; 0 means all cores
-  bool deterministic = false;  ///< re-evaluation publishes before the next call (for tests)
+  /// Re-evaluation publishes before the next call (for tests). With the CUDA backend's overflow
+  /// policy on, a context set whose store memory is not registered with CUDA yet is attended on the
+  /// CPU, so bit-identical runs also need Runtime::synchronize between steps (it waits for that).
+  bool deterministic = false;
 
   // --- CPU engine tuning (what hgca-tune writes; load_options_json reads) ---
   int32_t threads_per_node = 0;  ///< worker threads on each NUMA node; 0: every core of the node (`threads` caps the sum)

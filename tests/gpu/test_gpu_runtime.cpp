@@ -146,10 +146,28 @@ void expect_same_history(Runtime& a, Runtime& b, SeqId id, const Options& o) {
   }
 }
 
+/// One step of `d` captured into a CUDA graph (the capture begins right before its first attention
+/// call) and launched once; the graph is freed once that launch has run.
+void enqueue_captured(Driver& d, const std::vector<SeqId>& ids, const std::vector<int32_t>& n_new,
+                      const StepInputs& in) {
+  auto s = static_cast<cudaStream_t>(d.stream().get());
+  d.before_attention = [&] { ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess); };
+  d.enqueue_step(ids, n_new, in);
+  d.before_attention = nullptr;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  CUDA_OK(cudaStreamEndCapture(s, &graph));
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  CUDA_OK(cudaGraphLaunch(exec, s));
+  CUDA_OK(cudaGraphExecDestroy(exec));
+  CUDA_OK(cudaGraphDestroy(graph));
+}
+
 /// Both runtimes' store memory settled between steps (Runtime::synchronize waits for the chunks
-/// grown on the way to be registered). A chunk grown synchronously is registered later by the store
-/// memory's thread, and a plan that finds a context set there leaves it to the CPU, which rounds
-/// differently from the GPU: without this, that timing could make two runtimes differ in the last bit.
+/// grown on the way to be registered), for tests that compare two runtimes bit for bit. A chunk grown
+/// synchronously is registered later by the store memory's thread, and an overflow plan (auto or
+/// always) that finds a context set there leaves it to the CPU, which rounds differently from the
+/// GPU: without this, that timing could make two runtimes differ in the last bit.
 void settle(Driver& a, Driver& b) {
   ASSERT_TRUE(a.rt().synchronize().is_ok());
   ASSERT_TRUE(b.rt().synchronize().is_ok());
@@ -182,18 +200,8 @@ void expect_captured_equal_direct(OverflowMode overflow) {
   for (int step = 0; step < 10; ++step) {
     const StepInputs in = make_inputs(o, 2, rng);
     direct.enqueue_step(ids, {1, 1}, in);
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    auto s = static_cast<cudaStream_t>(graphed.stream().get());
-    graphed.before_attention = [&] { ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess); };
-    graphed.enqueue_step(ids, {1, 1}, in);
-    graphed.before_attention = nullptr;
-    CUDA_OK(cudaStreamEndCapture(s, &graph));
-    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-    CUDA_OK(cudaGraphLaunch(exec, s));
+    enqueue_captured(graphed, ids, {1, 1}, in);
     ASSERT_EQ(direct.outputs(), graphed.outputs()) << "captured step " << step;
-    CUDA_OK(cudaGraphExecDestroy(exec));
-    CUDA_OK(cudaGraphDestroy(graph));
     settle(direct, graphed);
   }
   for (SeqId id : ids) expect_same_history(direct.rt(), graphed.rt(), id, o);
@@ -226,23 +234,14 @@ void expect_first_calls_captured_equal_direct(OverflowMode overflow) {
     ASSERT_TRUE(direct.rt().add_sequence(id).is_ok());
   }
   std::mt19937_64 rng(11);
-  auto s = static_cast<cudaStream_t>(graphed.stream().get());
   // 20 decode steps: the window (W = 16) fills, then evicts a block every 8 steps.
   for (int step = 0; step < 20; ++step) {
     const StepInputs in = make_inputs(o, 2, rng);
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    graphed.before_attention = [&] { ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess); };
-    graphed.enqueue_step(ids, {1, 1}, in);
-    graphed.before_attention = nullptr;
-    CUDA_OK(cudaStreamEndCapture(s, &graph));
-    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-    CUDA_OK(cudaGraphLaunch(exec, s));
+    enqueue_captured(graphed, ids, {1, 1}, in);
     const auto captured = graphed.outputs();
     direct.enqueue_step(ids, {1, 1}, in);
     ASSERT_EQ(direct.outputs(), captured) << "step " << step;
-    CUDA_OK(cudaGraphExecDestroy(exec));
-    CUDA_OK(cudaGraphDestroy(graph));
+    settle(direct, graphed);
   }
   for (SeqId id : ids) expect_same_history(direct.rt(), graphed.rt(), id, o);
   LayerStats st;
@@ -272,6 +271,7 @@ TEST(CudaAsync, AttentionReturnsWhileTheStreamIsBusy) {
     if (step == 0) {  // a first prompt may grow the runtime's buffers, which waits: not gated
       gated.enqueue_step({1}, {n}, in);
       ASSERT_EQ(plain.outputs(), gated.outputs());
+      settle(plain, gated);
       continue;
     }
     std::unique_ptr<test::StreamGate> gate;
@@ -280,6 +280,7 @@ TEST(CudaAsync, AttentionReturnsWhileTheStreamIsBusy) {
     gate->open();
     ASSERT_EQ(plain.outputs(), gated.outputs()) << "step " << step;
     EXPECT_FALSE(gate->timed_out()) << "attention() waited for the stream";
+    settle(plain, gated);
   }
 }
 
