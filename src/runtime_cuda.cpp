@@ -507,12 +507,15 @@ class CudaRuntime final : public RuntimeBase {
   void commit_window(CallJob& job) const {
     const StepBatch& step = *job.step;
     const std::size_t row_bytes = static_cast<std::size_t>(opt_.n_kv_heads) * opt_.head_dim * elem_size_;
+    // Each sequence's failure is its own (reported by the next call): the others still scatter.
     auto scatter = [&](int32_t i, int32_t) {
-      const int64_t row = step.offsets[i];
-      static_cast<CudaSequence*>(step.seqs[i])->layers[job.layer].evict_and_insert(
-          job.k + row * row_bytes, job.v + row * row_bytes, step.n_new[i],
-          job.maw + job.staging_row[i] * opt_.n_kv_heads, selection(),
-          job.prepared.empty() ? kvmgr::DramStore::PreparedAppend{} : std::move(job.prepared[i]));
+      run_async("the store update", [&] {
+        const int64_t row = step.offsets[i];
+        static_cast<CudaSequence*>(step.seqs[i])->layers[job.layer].evict_and_insert(
+            job.k + row * row_bytes, job.v + row * row_bytes, step.n_new[i],
+            job.maw + job.staging_row[i] * opt_.n_kv_heads, selection(),
+            job.prepared.empty() ? kvmgr::DramStore::PreparedAppend{} : std::move(job.prepared[i]));
+      });
     };
     // A decode step's few rows are copied here: entering the arenas would cost more than the copy.
     constexpr std::size_t kInlineBytes = std::size_t{256} << 10;

@@ -16,6 +16,7 @@
 
 #include "cpu/flash_d2h.hpp"
 #include "kvmgr/store.hpp"
+#include "kvmgr/store_memory.hpp"
 #include "store_memory_fixture.hpp"
 
 namespace hgca {
@@ -117,6 +118,46 @@ INSTANTIATE_TEST_SUITE_P(Cases, ScatterMatchesCommit,
 
 // Two lanes of scatters that sleep for random times: each lane's run in the order they were
 // started and never overlap; the lanes do run at the same time as each other.
+// Store memory runs out where only the context cache needs more (the blocks were allocated when
+// the call was enqueued): the GPU's window has moved on, so the evicted entries must still join the
+// store, in order with their MAW, unselected; the window takes the new rows; then the exhaustion is
+// reported. Store memory: one 64 KiB chunk, holding 2 KiB blocks; a 16-row cache is 4 KiB, another
+// slot size, which would need a second chunk.
+TEST(ScatterExhaustion, EvictedEntriesAreKeptWhenTheContextCacheCannotGrow) {
+  kvmgr::StoreMemoryOptions o = test::small_chunks();
+  o.low_water_chunks = 0;
+  o.high_water_chunks = 1;
+  o.limit_bytes = o.chunk_bytes;
+  const int32_t block_tokens = 8, head_dim = 64;
+  const std::size_t elem = 2, row = head_dim * elem;  // one KV head
+  kvmgr::SequenceKv kv(2 * block_tokens, block_tokens, 1, head_dim, elem, test::store_memory(o), 0);
+  const int64_t n = 32;  // into an empty window of 16: the oldest 16 leave at once
+  std::vector<std::byte> k(n * row), v(n * row);
+  for (std::size_t i = 0; i < k.size(); ++i) {
+    k[i] = static_cast<std::byte>(i * 7 + 1);
+    v[i] = static_cast<std::byte>(i * 13 + 5);
+  }
+  std::vector<float> evicted_maw(16);
+  for (int i = 0; i < 16; ++i) evicted_maw[i] = 0.01f * static_cast<float>(i + 1);
+  const kvmgr::SelectionParams sel{0.0f, 0, 1};
+  kvmgr::DramStore::PreparedAppend ahead = kv.dram().allocate_append(16);
+  EXPECT_THROW(kv.evict_and_insert(k.data(), v.data(), n, evicted_maw.data(), sel, std::move(ahead)),
+               kvmgr::StoreMemoryExhausted);
+  ASSERT_EQ(kv.store_size(), 16);
+  const kvmgr::HeadStore& store = kv.store(0);
+  EXPECT_EQ(store.maw, evicted_maw);
+  EXPECT_EQ(store.context.size(), 0) << "no room for S's cache: nothing selected";
+  for (int64_t j = 0; j < 16; ++j) {
+    EXPECT_EQ(std::memcmp(kv.store_k(0, j), k.data() + j * row, row), 0) << "entry " << j;
+    EXPECT_EQ(std::memcmp(kv.store_v(0, j), v.data() + j * row, row), 0) << "entry " << j;
+  }
+  ASSERT_EQ(kv.window().size(), 16);
+  for (int64_t i = 0; i < 16; ++i) {
+    EXPECT_EQ(std::memcmp(kv.window().k(kv.window().slot(i)), k.data() + (16 + i) * row, row), 0) << "row " << i;
+    EXPECT_EQ(std::memcmp(kv.window().v(kv.window().slot(i)), v.data() + (16 + i) * row, row), 0) << "row " << i;
+  }
+}
+
 TEST(ScatterLanes, ALanesScattersRunInOrderOneAtATime) {
   // Workers for both lanes even on a machine of two cores (the waiting thread does not help).
   tbb::global_control workers(tbb::global_control::max_allowed_parallelism, 4);

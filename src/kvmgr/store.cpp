@@ -6,6 +6,9 @@
 #include <bit>
 #include <cassert>
 #include <cstring>
+#include <string>
+
+#include <fmt/format.h>
 
 namespace hgca::kvmgr {
 namespace {
@@ -97,7 +100,6 @@ void DramStore::make_room(const PreparedAppend& prepared, const SelectionParams&
   const int64_t count = prepared.count;
   if (count == 0) return;
   const int32_t hkv = n_kv_heads();
-  const int64_t n_blocks = count / block_tokens_;
   const int64_t m = size() + count;
   // Room for what commit_append adds. S grows by at most the entries admitted (all new ones) or to
   // min_keep, and padding takes every head of a task to the longest of them.
@@ -111,14 +113,22 @@ void DramStore::make_room(const PreparedAppend& prepared, const SelectionParams&
     const int64_t longest = *std::max_element(rows.begin() + static_cast<std::ptrdiff_t>(first), last);
     std::fill(rows.begin() + static_cast<std::ptrdiff_t>(first), last, longest);
   }
+  make_entry_room(prepared);
   for (int32_t h = 0; h < hkv; ++h) {
     auto& s = stores_[h];
-    grow_capacity(s.blocks, s.blocks.size() + n_blocks);
-    grow_capacity(s.maw, static_cast<std::size_t>(m));
-    grow_capacity(s.n_ref, static_cast<std::size_t>(m));
     grow_capacity(s.context.member, static_cast<std::size_t>(m));
     grow_capacity(s.context.indices, static_cast<std::size_t>(rows[h]));
     s.context_cache.reserve(*memory_, node_, rows[h], head_row_bytes_);
+  }
+}
+
+void DramStore::make_entry_room(const PreparedAppend& prepared) {
+  const int64_t n_blocks = prepared.count / block_tokens_;
+  const auto m = static_cast<std::size_t>(size() + prepared.count);
+  for (auto& s : stores_) {
+    grow_capacity(s.blocks, s.blocks.size() + n_blocks);
+    grow_capacity(s.maw, m);
+    grow_capacity(s.n_ref, m);
   }
 }
 
@@ -157,12 +167,7 @@ void DramStore::commit_append(PreparedAppend&& prepared, const float* maw, uint3
   marks.reserve(static_cast<std::size_t>(hkv));
   for (const auto& s : stores_) marks.push_back({s.blocks.size(), s.context.indices.size(), s.context_cache.rows()});
   try {
-    for (int32_t h = 0; h < hkv; ++h) {
-      auto& s = stores_[h];
-      for (auto& block : prepared.blocks[h]) s.blocks.push_back(std::move(block));
-      s.maw.insert(s.maw.end(), maw + h * count, maw + (h + 1) * count);
-      s.n_ref.insert(s.n_ref.end(), count, n_ref);
-    }
+    commit_unselected(std::move(prepared), maw, n_ref);
     select_from(stores_, from, sel);
   } catch (...) {
     for (int32_t h = 0; h < hkv; ++h) {
@@ -177,6 +182,16 @@ void DramStore::commit_append(PreparedAppend&& prepared, const float* maw, uint3
       s.context_cache.truncate(mark.cached);
     }
     throw;
+  }
+}
+
+void DramStore::commit_unselected(PreparedAppend&& prepared, const float* maw, uint32_t n_ref) noexcept {
+  const int64_t count = prepared.count;
+  for (int32_t h = 0; h < n_kv_heads(); ++h) {  // within the capacity make_entry_room reserved
+    auto& s = stores_[h];
+    for (auto& block : prepared.blocks[h]) s.blocks.push_back(std::move(block));
+    s.maw.insert(s.maw.end(), maw + h * count, maw + (h + 1) * count);
+    s.n_ref.insert(s.n_ref.end(), count, n_ref);
   }
 }
 
@@ -317,18 +332,34 @@ void SequenceKv::evict_and_insert(const std::byte* new_k, const std::byte* new_v
   const int64_t evict = evict_count(n_new);
   const std::size_t row_bytes = window_.row_bytes();
 
+  std::string unselected;  // why the evicted entries joined the store unselected, if they did
   if (evict > 0) {
     if (prepared.count == 0) prepared = store_.allocate_append(evict);
     assert(prepared.count == evict);
-    store_.make_room(prepared, sel);
+    try {
+      store_.make_room(prepared, sel);
+    } catch (const StoreMemoryExhausted& e) {
+      // The blocks are there, only S's cache cannot grow: the GPU's window has already moved on,
+      // so the entries join the store unselected rather than be lost.
+      store_.make_entry_room(prepared);
+      unselected = e.what();
+    }
     std::array<DramStore::Rows, 3> pieces;
     store_.fill_append(prepared, std::span(pieces.data(), static_cast<std::size_t>(evicted_pieces(new_k, new_v, evict, pieces))));
-    store_.commit_append(std::move(prepared), evicted_maw, static_cast<uint32_t>(w + n_new), sel);
+    const auto n_ref = static_cast<uint32_t>(w + n_new);
+    if (unselected.empty()) {
+      store_.commit_append(std::move(prepared), evicted_maw, n_ref, sel);
+    } else {
+      store_.commit_unselected(std::move(prepared), evicted_maw, n_ref);
+    }
   }
 
   const int64_t keep_from = std::max<int64_t>(0, evict - w);  // first new row that stays
   window_.pop_front(std::min(evict, w));
   window_.push_back(new_k + keep_from * row_bytes, new_v + keep_from * row_bytes, n_new - keep_from);
+  if (!unselected.empty()) {
+    throw StoreMemoryExhausted(unselected + fmt::format(" ({} evicted entries kept in the store, not selected)", evict));
+  }
 }
 
 }  // namespace hgca::kvmgr

@@ -114,6 +114,9 @@ class DramStore {
   /// Room for the prepared entries and for what selection may add (lists, context caches); may
   /// fail, with no visible change.
   void make_room(const PreparedAppend& prepared, const SelectionParams& sel);
+  /// The part of make_room that commit_unselected needs: room in the store's own lists, no context
+  /// cache (heap memory only, not store memory).
+  void make_entry_room(const PreparedAppend& prepared);
   /// Everything of an append of `count` entries that can fail, with no visible change.
   PreparedAppend prepare_append(int64_t count, const SelectionParams& sel) {
     PreparedAppend p = allocate_append(count);
@@ -126,6 +129,10 @@ class DramStore {
   /// Appends the prepared entries with their MAW [Hkv, count], all judged against `n_ref`, then
   /// selects among them. Strong guarantee: on an exception the store is as it was.
   void commit_append(PreparedAppend&& prepared, const float* maw, uint32_t n_ref, const SelectionParams& sel);
+  /// commit_append without the selection, after make_entry_room: the entries join the store and S
+  /// stays as it is (a later re-evaluation or top-up may admit them). Cannot fail. For entries that
+  /// must leave the window when their context cache cannot grow: kept, not lost.
+  void commit_unselected(PreparedAppend&& prepared, const float* maw, uint32_t n_ref) noexcept;
   void append(const std::byte* k_rows, const std::byte* v_rows, const float* maw, int64_t count,
               uint32_t n_ref, const SelectionParams& sel) {
     PreparedAppend p = prepare_append(count, sel);
@@ -206,7 +213,10 @@ class SequenceKv {
   /// oldest evict_count(n_new) entries of window ∪ new rows go to the store with `evicted_maw`
   /// [Hkv, evict] and n_ref = window size + n_new, and are selected; the remaining new rows enter
   /// the window (their MAW is left as it is). `prepared`: the store's allocate_append of those
-  /// entries, made ahead (empty: made here). Strong guarantee on bad_alloc.
+  /// entries, made ahead (empty: made here). Strong guarantee on bad_alloc, but for store memory
+  /// running out where only the context caches need more: the entries still join the store,
+  /// unselected, the window moves on, and then StoreMemoryExhausted is thrown (nothing is lost, and
+  /// the caller reports it).
   void evict_and_insert(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
                         const float* evicted_maw, const SelectionParams& sel,
                         DramStore::PreparedAppend&& prepared = {});
