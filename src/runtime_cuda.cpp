@@ -31,8 +31,9 @@
 // A call that evicts allocates its entries' store blocks when it is enqueued, so that store memory
 // running out for them fails that call, with every window and store as they were. Room in the
 // context caches depends on the context sets, which the work enqueued before may still change, so
-// the scatter makes it; running out there is reported by the next call (and loses the call's
-// evicted entries). A call captured into a graph allocates in its scatter.
+// the scatter makes it; running out there is reported by the next call, the evicted entries kept
+// in the store unselected (SequenceKv::evict_and_insert). A call captured into a graph allocates
+// its blocks in its scatter too.
 //
 // The overflow policy (issue 5, item 3; overflow_policy.hpp decides): the GPU attends some
 // (sequence, KV head) items' context sets itself, reading the context caches in place in host
