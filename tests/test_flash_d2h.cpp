@@ -159,12 +159,11 @@ TEST(ScatterExhaustion, EvictedEntriesAreKeptWhenTheContextCacheCannotGrow) {
 }
 
 // fill_append copies runs of rows in parallel, across the boundaries of the pieces (window runs,
-// new rows) and of the blocks, with non-temporal stores where a head's row allows them (16-byte
-// multiples) and plain copies where not: every entry of every head must land in order, at any
-// number of threads.
+// new rows) and of the blocks: every entry of every head must land in order, at any number of
+// threads, for any row size.
 TEST(ScatterFill, PiecesOfAwkwardSizesLandInOrderAtAnyThreadCount) {
   const int32_t block_tokens = 16, hkv = 3;
-  for (const int32_t head_dim : {24, 20}) {  // 48-byte rows (streamed) and 40-byte rows (copied)
+  for (const int32_t head_dim : {24, 20}) {
     for (const std::size_t threads : {1, 4}) {
       tbb::global_control workers(tbb::global_control::max_allowed_parallelism, threads);
       const std::size_t head_row = head_dim * 2, row = hkv * head_row;

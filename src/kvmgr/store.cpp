@@ -5,16 +5,11 @@
 #include <array>
 #include <bit>
 #include <cassert>
-#include <cstdint>
 #include <cstring>
 #include <string>
 
 #include <fmt/format.h>
 #include <oneapi/tbb/parallel_for.h>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace hgca::kvmgr {
 namespace {
@@ -28,28 +23,6 @@ std::size_t align_up(std::size_t n) {
 template <typename T>
 void grow_capacity(std::vector<T>& v, std::size_t n) {
   if (v.capacity() < n) v.reserve(std::max(n, 2 * v.capacity()));
-}
-
-/// A copy into a store block: with non-temporal stores where the destination allows, since the
-/// block is not read again soon (the selected rows are copied from it at once, the rest much later),
-/// and a cached store would first read every line it overwrites: a third of the scatter's traffic.
-void copy_around_caches(std::byte* dst, const std::byte* src, std::size_t bytes) {
-#if defined(__SSE2__)
-  if (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0 && bytes % 16 == 0) {
-    for (std::size_t i = 0; i < bytes; i += 16) {
-      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
-    }
-    return;
-  }
-#endif
-  std::memcpy(dst, src, bytes);
-}
-
-/// Orders the non-temporal stores before whatever publishes the blocks to other threads.
-void stores_done() {
-#if defined(__SSE2__)
-  _mm_sfence();
-#endif
 }
 
 /// body(first, last) for each run of `per_task` KV heads, the runs in parallel in the caller's
@@ -193,11 +166,10 @@ void DramStore::fill_append(PreparedAppend& prepared, std::span<const Rows> piec
       const std::byte* v = pieces[p].v + r * token_row_bytes;
       for (int32_t h = 0; h < hkv; ++h) {
         std::byte* dst = prepared.blocks[h][b]->memory.data() + at;
-        copy_around_caches(dst, k + h * head_row_bytes_, head_row_bytes_);
-        copy_around_caches(dst + block_v_offset_, v + h * head_row_bytes_, head_row_bytes_);
+        std::memcpy(dst, k + h * head_row_bytes_, head_row_bytes_);
+        std::memcpy(dst + block_v_offset_, v + h * head_row_bytes_, head_row_bytes_);
       }
     }
-    stores_done();
   });
 }
 
