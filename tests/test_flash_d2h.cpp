@@ -158,6 +158,48 @@ TEST(ScatterExhaustion, EvictedEntriesAreKeptWhenTheContextCacheCannotGrow) {
   }
 }
 
+// fill_append copies runs of rows in parallel, across the boundaries of the pieces (window runs,
+// new rows) and of the blocks: every entry of every head must land in order, at any number of
+// threads, for any row size.
+TEST(ScatterFill, PiecesOfAwkwardSizesLandInOrderAtAnyThreadCount) {
+  const int32_t block_tokens = 16, hkv = 3;
+  for (const int32_t head_dim : {24, 20}) {
+    for (const std::size_t threads : {1, 4}) {
+      tbb::global_control workers(tbb::global_control::max_allowed_parallelism, threads);
+      const std::size_t head_row = head_dim * 2, row = hkv * head_row;
+      kvmgr::DramStore store(block_tokens, hkv, head_dim, 2, test::store_memory(), 0);
+      const int64_t sizes[] = {5, 37, 22, 32};  // 96 entries, 6 blocks
+      std::mt19937_64 rng(head_dim * 10 + threads);
+      std::vector<std::vector<std::byte>> ks, vs;
+      std::vector<kvmgr::DramStore::Rows> pieces;
+      for (const int64_t n : sizes) {
+        ks.emplace_back(n * row);
+        vs.emplace_back(n * row);
+        for (auto& b : ks.back()) b = static_cast<std::byte>(rng());
+        for (auto& b : vs.back()) b = static_cast<std::byte>(rng());
+        pieces.push_back({ks.back().data(), vs.back().data(), n});
+      }
+      const kvmgr::SelectionParams sel{0.0f, 0, 1};
+      kvmgr::DramStore::PreparedAppend p = store.prepare_append(96, sel);
+      store.fill_append(p, pieces);
+      const std::vector<float> maw(hkv * 96, 0.5f);
+      store.commit_append(std::move(p), maw.data(), 96, sel);
+      ASSERT_EQ(store.size(), 96);
+      int64_t j = 0;
+      for (std::size_t piece = 0; piece < pieces.size(); ++piece) {
+        for (int64_t r = 0; r < sizes[piece]; ++r, ++j) {
+          for (int32_t h = 0; h < hkv; ++h) {
+            ASSERT_EQ(std::memcmp(store.k(h, j), ks[piece].data() + r * row + h * head_row, head_row), 0)
+                << "D " << head_dim << ", threads " << threads << ", entry " << j << ", head " << h;
+            ASSERT_EQ(std::memcmp(store.v(h, j), vs[piece].data() + r * row + h * head_row, head_row), 0)
+                << "D " << head_dim << ", threads " << threads << ", entry " << j << ", head " << h;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(ScatterLanes, ALanesScattersRunInOrderOneAtATime) {
   // Workers for both lanes even on a machine of two cores (the waiting thread does not help).
   tbb::global_control workers(tbb::global_control::max_allowed_parallelism, 4);

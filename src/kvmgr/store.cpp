@@ -9,6 +9,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <oneapi/tbb/parallel_for.h>
 
 namespace hgca::kvmgr {
 namespace {
@@ -22,6 +23,15 @@ std::size_t align_up(std::size_t n) {
 template <typename T>
 void grow_capacity(std::vector<T>& v, std::size_t n) {
   if (v.capacity() < n) v.reserve(std::max(n, 2 * v.capacity()));
+}
+
+/// body(first, last) for each run of `per_task` KV heads, the runs in parallel in the caller's
+/// arena: each head's store is its own, so one sequence's append keeps several threads busy (a
+/// decode step has few sequences); a run's heads are padded together (§3.3), so they stay in one task.
+template <typename F>
+void for_each_head_run(int32_t hkv, int32_t per_task, F&& body) {
+  const int32_t run = std::max(per_task, 1);
+  tbb::parallel_for(int32_t{0}, (hkv + run - 1) / run, [&](int32_t r) { body(r * run, std::min(hkv, (r + 1) * run)); });
 }
 
 }  // namespace
@@ -114,12 +124,13 @@ void DramStore::make_room(const PreparedAppend& prepared, const SelectionParams&
     std::fill(rows.begin() + static_cast<std::ptrdiff_t>(first), last, longest);
   }
   make_entry_room(prepared);
-  for (int32_t h = 0; h < hkv; ++h) {
+  // A growing context cache copies what it holds: per head, in parallel.
+  for_each_head_run(hkv, 1, [&](int32_t h, int32_t) {
     auto& s = stores_[h];
     grow_capacity(s.context.member, static_cast<std::size_t>(m));
     grow_capacity(s.context.indices, static_cast<std::size_t>(rows[h]));
     s.context_cache.reserve(*memory_, node_, rows[h], head_row_bytes_);
-  }
+  });
 }
 
 void DramStore::make_entry_room(const PreparedAppend& prepared) {
@@ -135,22 +146,31 @@ void DramStore::make_entry_room(const PreparedAppend& prepared) {
 void DramStore::fill_append(PreparedAppend& prepared, std::span<const Rows> pieces) const {
   const int32_t hkv = n_kv_heads();
   const std::size_t token_row_bytes = head_row_bytes_ * hkv;
-  int64_t t = 0;  // entry of the append
-  for (const Rows& piece : pieces) {
-    for (int64_t r = 0; r < piece.count; ++r, ++t) {
-      // Row by row, so that the source is read front to back; each head's row goes to its block.
+  // Runs of rows in parallel (an append of one block still keeps several threads busy), each read
+  // front to back, every head's row to its block.
+  constexpr int64_t kRowsPerTask = 16;
+  tbb::parallel_for(int64_t{0}, (prepared.count + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task) {
+    int64_t t = task * kRowsPerTask;  // entry of the append
+    const int64_t end = std::min(prepared.count, t + kRowsPerTask);
+    std::size_t p = 0;
+    int64_t r = t;  // row t within pieces[p]
+    while (r >= pieces[p].count) r -= pieces[p++].count;
+    for (; t < end; ++t, ++r) {
+      if (r == pieces[p].count) {
+        ++p;
+        r = 0;
+      }
       const std::size_t at = static_cast<std::size_t>(t % block_tokens_) * head_row_bytes_;
       const auto b = static_cast<std::size_t>(t / block_tokens_);
-      const std::byte* k = piece.k + r * token_row_bytes;
-      const std::byte* v = piece.v + r * token_row_bytes;
+      const std::byte* k = pieces[p].k + r * token_row_bytes;
+      const std::byte* v = pieces[p].v + r * token_row_bytes;
       for (int32_t h = 0; h < hkv; ++h) {
         std::byte* dst = prepared.blocks[h][b]->memory.data() + at;
         std::memcpy(dst, k + h * head_row_bytes_, head_row_bytes_);
         std::memcpy(dst + block_v_offset_, v + h * head_row_bytes_, head_row_bytes_);
       }
     }
-  }
-  assert(t == prepared.count);
+  });
 }
 
 void DramStore::commit_append(PreparedAppend&& prepared, const float* maw, uint32_t n_ref,
@@ -217,22 +237,18 @@ void DramStore::apply_reevaluation(std::span<const std::vector<float>> a, const 
 }
 
 void DramStore::select_from(std::vector<HeadStore>& heads, int64_t from, const SelectionParams& sel) {
-  for (auto& s : heads) {
-    admit_passing(s.maw, s.n_ref, sel.beta, from, s.context);
-    top_up(s.maw, s.n_ref, sel.min_keep, s.context);
-  }
   // Heads merged into one CPU task are padded to the longest context set among them (§3.3).
-  if (sel.heads_per_task > 1) {
-    for (std::size_t first = 0; first < heads.size(); first += sel.heads_per_task) {
-      const std::size_t last = std::min(heads.size(), first + sel.heads_per_task);
-      int64_t target = 0;
-      for (std::size_t h = first; h < last; ++h) target = std::max(target, heads[h].context.size());
-      for (std::size_t h = first; h < last; ++h) {
-        top_up(heads[h].maw, heads[h].n_ref, target, heads[h].context);
-      }
+  for_each_head_run(static_cast<int32_t>(heads.size()), sel.heads_per_task, [&](int32_t first, int32_t last) {
+    int64_t target = 0;
+    for (int32_t h = first; h < last; ++h) {
+      auto& s = heads[h];
+      admit_passing(s.maw, s.n_ref, sel.beta, from, s.context);
+      top_up(s.maw, s.n_ref, sel.min_keep, s.context);
+      target = std::max(target, s.context.size());
     }
-  }
-  for (std::size_t h = 0; h < heads.size(); ++h) sync_context_cache(heads[h], static_cast<int32_t>(h));
+    for (int32_t h = first; h < last; ++h) top_up(heads[h].maw, heads[h].n_ref, target, heads[h].context);
+    for (int32_t h = first; h < last; ++h) sync_context_cache(heads[h], h);
+  });
 }
 
 void DramStore::sync_context_cache(HeadStore& s, int32_t h) {

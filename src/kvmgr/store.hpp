@@ -124,7 +124,9 @@ class DramStore {
     return p;
   }
   /// Copies the entries' K and V, oldest first, from `pieces` (prepared.count rows in all) into the
-  /// prepared blocks: per row, one copy per KV head. Cannot fail.
+  /// prepared blocks, runs of rows in parallel (in the caller's arena; make_room, commit_append and
+  /// apply_reevaluation work per KV head there too). Changes nothing visible; fails only where the
+  /// pool cannot allocate a task.
   void fill_append(PreparedAppend& prepared, std::span<const Rows> pieces) const;
   /// Appends the prepared entries with their MAW [Hkv, count], all judged against `n_ref`, then
   /// selects among them. Strong guarantee: on an exception the store is as it was.
@@ -148,7 +150,8 @@ class DramStore {
 
  private:
   /// Admission from entry `from`, min_keep and padding over `heads` (stores_ or a copy being built),
-  /// then their context caches follow S, with rows read from stores_' blocks.
+  /// then their context caches follow S, with rows read from stores_' blocks; each run of
+  /// heads_per_task heads in a task of its own.
   void select_from(std::vector<HeadStore>& heads, int64_t from, const SelectionParams& sel);
   void sync_context_cache(HeadStore& s, int32_t h);
 
