@@ -113,16 +113,21 @@ __device__ __forceinline__ void sum_warp_rows(const float* red, float* out, int 
   }
 }
 
-/// The observations a(j) of keys [k0, k1) (at most kMaxSplitKeys), kThreads threads a key each:
-/// blended into the ring's MAW for window entries, into obs_new for the new token (n_new = 1:
-/// new token 0 of KV head h). Every load (the MAW and what a(j) reads) is issued before the first
-/// store: a loop of load, blend, store would wait out one load latency per key (the stores may
-/// alias the next loads, as far as the compiler knows).
+/// Keys of a kMaxSplitKeys run each of kThreads threads takes in record_observations.
+template <int kThreads>
+inline constexpr int kObsPerThread = (kMaxSplitKeys + kThreads - 1) / kThreads;
+
+/// The observations a(j) of keys [k0, k1) (at most kMaxSplitKeys), kThreads threads a key each
+/// (the thread's u-th key j = k0 + u·kThreads + threadIdx.x; a_of(j, u)): blended into the ring's
+/// MAW for window entries, into obs_new for the new token (n_new = 1: new token 0 of KV head h).
+/// Every load (the MAW and what a(j) reads) is issued before the first store: a loop of load,
+/// blend, store would wait out one load latency per key (the stores may alias the next loads, as
+/// far as the compiler knows).
 template <int kThreads, typename Observation>
 __device__ __forceinline__ void record_observations(const KernelArgs& p, const WindowSeq& s, int h,
                                                     int k0, int k1,
                                                     const Observation& a_of) {
-  constexpr int kPer = (kMaxSplitKeys + kThreads - 1) / kThreads;
+  constexpr int kPer = kObsPerThread<kThreads>;
   const int64_t ring = (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity;
   int slot[kPer];
   float maw[kPer], a[kPer];
@@ -132,7 +137,7 @@ __device__ __forceinline__ void record_observations(const KernelArgs& p, const W
     slot[u] = s.tail + j;
     if (slot[u] >= p.capacity) slot[u] -= p.capacity;
     maw[u] = j < k1 && j < s.w ? p.ring_maw[ring + slot[u]] : 0.0f;
-    a[u] = j < k1 ? a_of(j) : 0.0f;
+    a[u] = j < k1 ? a_of(j, u) : 0.0f;
   }
 #pragma unroll
   for (int u = 0; u < kPer; ++u) {
@@ -207,7 +212,7 @@ __device__ __forceinline__ void cluster_finish(const KernelArgs& p, const Window
   // Observations of this slice's keys: a = max over the group of exp2(s − m)·exp2(m − lse2), in
   // runs of kMaxSplitKeys (a slice may be up to kMaxClusterKeys long).
   for (int r0 = k0; r0 < k0 + n; r0 += kMaxSplitKeys)
-    record_observations<kDecThreads>(p, s, h, r0, min(r0 + kMaxSplitKeys, k0 + n), [&](int j) {
+    record_observations<kDecThreads>(p, s, h, r0, min(r0 + kMaxSplitKeys, k0 + n), [&](int j, int) {
       float a = 0.0f;
       for (int g = 0; g < G; ++g) a = fmaxf(a, sc[g * sc_row + j - k0] * own_s[g]);
       return a;
@@ -280,16 +285,36 @@ __device__ __forceinline__ void last_block_finish(const KernelArgs& p, const Win
   }
   if (threadIdx.x < G) p.lse[q_head0 + threadIdx.x] = lse2_s[threadIdx.x] * kLn2;
 
-  // Observations of all the pair's keys: a = max over the group of exp2(s − lse2).
+  // Observations of all the pair's keys: a = max over the group of exp2(s − lse2). One block
+  // reads all the pair's scores, so it keeps four heads' loads of its keys in flight at once (a
+  // loop over the heads per key would wait out one load latency per head and key).
+  constexpr int kPer = kObsPerThread<kDecThreads>;
   const float* sc = lay.scores + (static_cast<int64_t>(blockIdx.z) * p.n_q_heads + h * G) *
                                      lay.sc_stride;
-  for (int r0 = 0; r0 < n_keys; r0 += kMaxSplitKeys)
-    record_observations<kDecThreads>(p, s, h, r0, min(r0 + kMaxSplitKeys, n_keys), [&](int j) {
-      float a = 0.0f;
-      for (int g = 0; g < G; ++g)
-        a = fmaxf(a, exp2f(__ldcg(sc + g * lay.sc_stride + j) - lse2_s[g]));
-      return a;
-    });
+  for (int r0 = 0; r0 < n_keys; r0 += kMaxSplitKeys) {
+    const int r1 = min(r0 + kMaxSplitKeys, n_keys);
+    float a[kPer];
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) a[u] = 0.0f;
+    for (int g0 = 0; g0 < G; g0 += 4) {
+      float v[4][kPer];
+#pragma unroll
+      for (int gg = 0; gg < 4; ++gg)
+#pragma unroll
+        for (int u = 0; u < kPer; ++u) {
+          const int j = r0 + u * kDecThreads + static_cast<int>(threadIdx.x);
+          v[gg][u] = g0 + gg < G && j < r1 ? __ldcg(sc + (g0 + gg) * lay.sc_stride + j) : -INFINITY;
+        }
+#pragma unroll
+      for (int gg = 0; gg < 4; ++gg) {
+        if (g0 + gg >= G) break;
+        const float lse2 = lse2_s[g0 + gg];
+#pragma unroll
+        for (int u = 0; u < kPer; ++u) a[u] = fmaxf(a[u], exp2f(v[gg][u] - lse2));
+      }
+    }
+    record_observations<kDecThreads>(p, s, h, r0, r1, [&](int, int u) { return a[u]; });
+  }
   // The pair's scores are dead now: drop their L2 lines (those wholly inside its rows) without
   // writing them back to HBM.
   __syncthreads();
@@ -664,7 +689,7 @@ __global__ void __launch_bounds__(kCombineThreads) decode_combine_kernel(KernelA
   const int k0 = c * lay.split, k1 = min(n_keys, k0 + lay.split);
   const float* sc = lay.scores + (static_cast<int64_t>(blockIdx.z) * p.n_q_heads + h * G) *
                                      lay.sc_stride;
-  record_observations<kCombineThreads>(p, s, h, k0, k1, [&](int j) {
+  record_observations<kCombineThreads>(p, s, h, k0, k1, [&](int j, int) {
     float a = 0.0f;
     for (int g = 0; g < G; ++g) a = fmaxf(a, exp2f(sc[g * lay.sc_stride + j] - lse2_s[g]));
     return a;
