@@ -117,8 +117,6 @@ void BM_DecodeLayer(benchmark::State& state) {
   wp.batch = batch;
   const std::size_t ws_bytes = hgca::gpu::window_attention_workspace_bytes(wp, batch, static_cast<int32_t>(gpu_keys), 1);
   BENCH_CUDA(cudaMalloc(&ws, std::max<std::size_t>(ws_bytes, 16)));
-  BENCH_CUDA(cudaMemset(ws, 0, std::max<std::size_t>(ws_bytes, 16)));  // as the workspace asks
-  BENCH_CUDA(cudaDeviceSynchronize());
   wp.q = q;
   wp.k_new = k_new;
   wp.v_new = v_new;

@@ -127,12 +127,7 @@ class Buffer {
     bytes = std::max<std::size_t>(bytes + bytes / 2, 4096);
     void* p = nullptr;
     switch (kind_) {
-      // Zeroed: the window attention's workspace must start so (its ticket counters).
-      case Kind::kDevice:
-        HGCA_CUDA_TRY(cudaMalloc(&p, bytes));
-        HGCA_CUDA_TRY(cudaMemset(p, 0, bytes));
-        HGCA_CUDA_TRY(cudaDeviceSynchronize());  // before the streams (non-blocking) use it
-        break;
+      case Kind::kDevice: HGCA_CUDA_TRY(cudaMalloc(&p, bytes)); break;
       case Kind::kPinned: HGCA_CUDA_TRY(cudaHostAlloc(&p, bytes, cudaHostAllocDefault)); break;
       // Mapped: the GPU reads it in place (zero copy); with unified addressing the host pointer
       // is the device pointer too.

@@ -19,16 +19,15 @@
 namespace hgca::gpu {
 namespace {
 
-using kernels::DecodeFinish;
 using kernels::DecodeLayout;
 using kernels::KernelArgs;
 using kernels::kMaxClusterKeys;
 using kernels::kMaxClusterSlices;
 using kernels::kMaxSplitKeys;
-using kernels::kMaxSplits;
 using kernels::kTileKeys;  // slice lengths are whole tiles
 using kernels::SeqBatch;
 
+constexpr int kMaxSplits = 128;
 // Slices are chosen among counts that give at most this many split blocks (4 waves of 16 blocks
 // on each of 132 SMs, the most a 128-thread block can be resident): the bound workspace_bytes uses.
 constexpr int64_t kMaxSplitBlocks = 4 * 16 * 132;
@@ -76,19 +75,17 @@ SplitChoice choose_split(int64_t b, int32_t hkv, int64_t max_keys, int64_t max_s
   return best;
 }
 
-/// The workspace: the tickets first, the same size for every launch (so no launch's other
-/// intermediates overwrite them), then one launch's partial states and scores.
 struct DecodeSizes {
-  std::size_t tickets, part_ml, part_o, scores, total;
+  std::size_t part_ml, part_o, scores, total;
 };
 DecodeSizes decode_sizes(int64_t b, int32_t hq, int32_t hkv, int32_t d, int64_t n_split,
                          int64_t sc_stride) {
   DecodeSizes z{};
-  z.tickets = align_up(sizeof(unsigned int) * kMaxLaunchBatch * hkv);
   z.part_ml = align_up(sizeof(float) * b * hq * n_split);
   z.part_o = align_up(sizeof(float) * b * hq * n_split * d);
   z.scores = align_up(sizeof(float) * b * hq * sc_stride);
-  z.total = z.tickets + 2 * z.part_ml + z.part_o + z.scores;
+  z.total = 2 * z.part_ml + z.part_o + z.scores;
+  (void)hkv;
   return z;
 }
 
@@ -164,8 +161,6 @@ bool decode_layout(const WindowAttentionParams& p, int32_t b, int32_t max_keys, 
       reinterpret_cast<uintptr_t>(p.workspace) % 16 != 0)
     return false;
   auto* base = static_cast<char*>(p.workspace);
-  lay->tickets = reinterpret_cast<unsigned int*>(base);
-  base += z.tickets;
   lay->part_m = reinterpret_cast<float*>(base);
   lay->part_l = reinterpret_cast<float*>(base + z.part_ml);
   lay->part_o = reinterpret_cast<float*>(base + 2 * z.part_ml);
@@ -232,18 +227,8 @@ bool prefer_cluster(const SplitChoice& one, const SplitChoice& two) {
   return one.cost * 100 <= two.cost * (two.waves >= kManyWaves ? kManyWavesSlackPct : kSlackPct);
 }
 
-/// Whether split + combine's slices (choice `two`) finish in each pair's last block rather than in
-/// the combine. That block works alone on its pair's o and observations: in one wave of split
-/// blocks this is a serial tail that the combine's n_split blocks per pair share out, but from two
-/// waves on, pairs finish one after another and their last blocks' work overlaps the later pairs'
-/// K/V streaming, and a pair's scores are read back while they are still in L2.
-bool prefer_last_block(const SplitChoice& two) {
-  constexpr int64_t kMinWaves = 2;
-  return two.waves >= kMinWaves && two.n_split <= kMaxSplits;  // kMaxSplits: its scratch
-}
-
 /// The decode kernels' one-time setup, done before any capture so that no module load or attribute
-/// call happens inside one: the split kernels' shared memory limit raised to the largest launch
+/// call happens inside one: both split kernels' shared memory limit raised to the largest launch
 /// (G 8, longest slice), clusters beyond 8 allowed, the combine loaded; per group size, the
 /// cluster path's longest slice (the longest up to kMaxClusterKeys that leaves as many blocks per
 /// SM as kMaxSplitKeys: fewer, longer slices fill the GPU with smaller clusters) and the resident
@@ -257,15 +242,13 @@ struct DecodeSetup {
 template <typename T, int D>
 const DecodeSetup& decode_setup() {
   static const DecodeSetup setup = [] {
-    auto* split_kernel = kernels::decode_split_kernel<T, D, DecodeFinish::kCombine>;
-    auto* fused_kernel = kernels::decode_split_kernel<T, D, DecodeFinish::kLastBlock>;
-    auto* cluster_kernel = kernels::decode_split_kernel<T, D, DecodeFinish::kCluster>;
+    auto* split_kernel = kernels::decode_split_kernel<T, D, false>;
+    auto* cluster_kernel = kernels::decode_split_kernel<T, D, true>;
     auto smem = [](int keys, int g) { return kernels::decode_split_smem(keys, g, D); };
     DecodeSetup s;
     cudaFuncAttributes attr{};
     s.error = cudaFuncGetAttributes(&attr, kernels::decode_combine_kernel);
     if (s.error == cudaSuccess) s.error = allow_smem(split_kernel, smem(kMaxSplitKeys, 8));
-    if (s.error == cudaSuccess) s.error = allow_smem(fused_kernel, smem(kMaxSplitKeys, 8));
     if (s.error == cudaSuccess) s.error = allow_smem(cluster_kernel, smem(kMaxClusterKeys, 8));
     if (s.error == cudaSuccess)
       s.error = cudaFuncSetAttribute(cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
@@ -290,7 +273,7 @@ struct DecodePlan {
 };
 
 /// Chooses between the cluster path (at most kMaxClusterSlices slices, no workspace) and the
-/// workspace paths (any slice count), split + combine or last block; kGeneric when none can serve.
+/// split + combine path (any slice count, the workspace); kGeneric when neither can serve.
 template <typename T, int D>
 cudaError_t plan_decode_t(const WindowAttentionParams& p, int32_t group, int32_t b,
                           int32_t max_keys, DecodePlan* plan) {
@@ -315,8 +298,7 @@ cudaError_t plan_decode_t(const WindowAttentionParams& p, int32_t group, int32_t
   plan->lay.split = two.split;
   plan->lay.n_split = two.n_split;
   if (decode_layout(p, b, max_keys, &plan->lay)) {
-    plan->path = prefer_last_block(two) ? WindowAttentionPath::kDecodeFused
-                                        : WindowAttentionPath::kDecodeCombine;
+    plan->path = WindowAttentionPath::kDecodeCombine;
   } else if (one.cost != INT64_MAX) {  // no workspace for this call: the cluster path needs none
     plan->path = WindowAttentionPath::kDecodeCluster;
     plan->lay = DecodeLayout{};
@@ -329,20 +311,14 @@ cudaError_t plan_decode_t(const WindowAttentionParams& p, int32_t group, int32_t
 }
 
 /// Launches a decode plan's kernels: the cluster kernel in clusters of all the slices of a
-/// (sequence, KV head), the split kernel finishing in each pair's last block, or the split kernel
-/// and the combine.
+/// (sequence, KV head), or the split kernel and the combine.
 template <typename T, int D>
 cudaError_t launch_decode_t(const DecodePlan& plan, const KernelArgs& a, const SeqBatch& sb,
                             int32_t b, cudaStream_t stream) {
   const dim3 grid(plan.lay.n_split, a.n_kv_heads, b);
   const std::size_t smem = kernels::decode_split_smem(plan.lay.split, a.group, D);
-  if (plan.path == WindowAttentionPath::kDecodeFused) {
-    kernels::decode_split_kernel<T, D, DecodeFinish::kLastBlock>
-        <<<grid, kernels::kDecThreads, smem, stream>>>(a, sb, plan.lay);
-    return cudaGetLastError();
-  }
   if (plan.path == WindowAttentionPath::kDecodeCombine) {
-    kernels::decode_split_kernel<T, D, DecodeFinish::kCombine>
+    kernels::decode_split_kernel<T, D, false>
         <<<grid, kernels::kDecThreads, smem, stream>>>(a, sb, plan.lay);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
     return launch_combine(a, sb, plan.lay, grid, stream);
@@ -358,8 +334,7 @@ cudaError_t launch_decode_t(const DecodePlan& plan, const KernelArgs& a, const S
   attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, kernels::decode_split_kernel<T, D, DecodeFinish::kCluster>, a, sb,
-                            plan.lay);
+  return cudaLaunchKernelEx(&cfg, kernels::decode_split_kernel<T, D, true>, a, sb, plan.lay);
 }
 
 /// Calls f.template operator()<T, D>() for the decode path's dtype (fp16 or bf16) and head dim.

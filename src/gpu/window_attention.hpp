@@ -49,9 +49,7 @@ struct WindowAttentionParams {
 
   const WindowSeq* seqs = nullptr;  ///< host array, `batch` entries (copied into the launch)
   int32_t batch = 0;
-  /// Device scratch of window_attention_workspace_bytes(), for calls of this n_kv_heads: zero it
-  /// once after allocating it (cudaMemset); every call leaves its ticket counters zero again.
-  void* workspace = nullptr;
+  void* workspace = nullptr;  ///< device scratch of window_attention_workspace_bytes()
   std::size_t workspace_bytes = 0;
 };
 
@@ -66,9 +64,8 @@ std::size_t window_attention_workspace_bytes(const WindowAttentionParams& p, int
                                              int32_t max_w, int32_t max_new);
 
 /// The kernels a launch runs: the generic path (append, prefill, fp32, other head dims), or decode
-/// (every sequence brings one token) finished by a combine kernel, in thread-block clusters, or
-/// (fused) by the last slice block of each (sequence, KV head).
-enum class WindowAttentionPath { kGeneric, kDecodeCombine, kDecodeCluster, kDecodeFused };
+/// (every sequence brings one token) finished in thread-block clusters or by a combine kernel.
+enum class WindowAttentionPath { kGeneric, kDecodeCombine, kDecodeCluster };
 
 /// The path launch_window_attention takes for the call's first kMaxLaunchBatch sequences (it
 /// depends on the device: call it where the launch would run). kGeneric for an invalid call.

@@ -5,16 +5,13 @@
 // cp.async, for every G: CUDA-core dot products for G heads per key bound a kernel by instruction
 // issue, not by HBM, from G = 2 on, and at G = 1 this kernel measured as fast as the CUDA-core
 // one it replaced (bench/results/gpu-window). It keeps the slice's scores in shared memory (K pass,
-// then V pass: no online rescaling). Three ways to finish:
+// then V pass: no online rescaling). Two ways to finish:
 // - cluster: the slices of one (sequence, KV head) run as one thread-block cluster and exchange
 //   their (m, l) and o through distributed shared memory; each block turns its own slice's weights,
 //   still in its shared memory, into the MAW observations. One launch, no workspace.
 // - split + combine, for more slices than a cluster holds: the slices leave their scores (base 2)
 //   and partial states in the workspace, and the combine kernel merges them into o and LSE and
 //   turns the stored scores into the MAW observation of every key, with no second read of K.
-// - last block (fused): the same workspace, but the last slice block of each (sequence, KV head)
-//   to finish (a ticket counter per pair) does the combine's work for the pair, while other pairs'
-//   blocks still stream K/V: no second launch, and the scores are read back while still in L2.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -38,11 +35,6 @@ inline constexpr int kMaxClusterKeys = 3072;
 /// Most slices one cluster takes (the H100/H200's non-portable cluster size).
 inline constexpr int kMaxClusterSlices = 16;
 inline constexpr int kTileKeys = 64;  // keys per staged tile: 16 per warp (an mma's n or k)
-/// Most slices of one (sequence, KV head) on the workspace paths.
-inline constexpr int kMaxSplits = 128;
-
-/// How decode_split_kernel finishes (the header comment has the three ways).
-enum class DecodeFinish { kCombine, kCluster, kLastBlock };
 
 /// Where one decode launch keeps its intermediates in the caller's workspace.
 struct DecodeLayout {
@@ -53,9 +45,6 @@ struct DecodeLayout {
   float* part_l = nullptr;  ///< [b, Hkv, n_split, G] Σ exp2(s − m) over the slice
   float* part_o = nullptr;  ///< [b, Hkv, n_split, G, D] Σ exp2(s − m)·v over the slice
   float* scores = nullptr;  ///< [b, Hq, sc_stride] q·k·sm_scale·log2 e
-  /// [kMaxLaunchBatch, Hkv] slice blocks of a (sequence, KV head) done (kLastBlock); at the
-  /// workspace's start, zero before the first call, and each call's last blocks leave them zero.
-  unsigned int* tickets = nullptr;
 };
 
 /// The slice's statistics, one warp per head of the group: m = the max of the scores of keys
@@ -113,21 +102,16 @@ __device__ __forceinline__ void sum_warp_rows(const float* red, float* out, int 
   }
 }
 
-/// Keys of a kMaxSplitKeys run each of kThreads threads takes in record_observations.
-template <int kThreads>
-inline constexpr int kObsPerThread = (kMaxSplitKeys + kThreads - 1) / kThreads;
-
-/// The observations a(j) of keys [k0, k1) (at most kMaxSplitKeys), kThreads threads a key each
-/// (the thread's u-th key j = k0 + u·kThreads + threadIdx.x; a_of(j, u)): blended into the ring's
-/// MAW for window entries, into obs_new for the new token (n_new = 1: new token 0 of KV head h).
-/// Every load (the MAW and what a(j) reads) is issued before the first store: a loop of load,
-/// blend, store would wait out one load latency per key (the stores may alias the next loads, as
-/// far as the compiler knows).
+/// The observations a(j) of keys [k0, k1) (at most kMaxSplitKeys), kThreads threads a key each:
+/// blended into the ring's MAW for window entries, into obs_new for the new token (n_new = 1:
+/// new token 0 of KV head h). Every load (the MAW and what a(j) reads) is issued before the first
+/// store: a loop of load, blend, store would wait out one load latency per key (the stores may
+/// alias the next loads, as far as the compiler knows).
 template <int kThreads, typename Observation>
 __device__ __forceinline__ void record_observations(const KernelArgs& p, const WindowSeq& s, int h,
                                                     int k0, int k1,
                                                     const Observation& a_of) {
-  constexpr int kPer = kObsPerThread<kThreads>;
+  constexpr int kPer = (kMaxSplitKeys + kThreads - 1) / kThreads;
   const int64_t ring = (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity;
   int slot[kPer];
   float maw[kPer], a[kPer];
@@ -137,7 +121,7 @@ __device__ __forceinline__ void record_observations(const KernelArgs& p, const W
     slot[u] = s.tail + j;
     if (slot[u] >= p.capacity) slot[u] -= p.capacity;
     maw[u] = j < k1 && j < s.w ? p.ring_maw[ring + slot[u]] : 0.0f;
-    a[u] = j < k1 ? a_of(j, u) : 0.0f;
+    a[u] = j < k1 ? a_of(j) : 0.0f;
   }
 #pragma unroll
   for (int u = 0; u < kPer; ++u) {
@@ -212,116 +196,12 @@ __device__ __forceinline__ void cluster_finish(const KernelArgs& p, const Window
   // Observations of this slice's keys: a = max over the group of exp2(s − m)·exp2(m − lse2), in
   // runs of kMaxSplitKeys (a slice may be up to kMaxClusterKeys long).
   for (int r0 = k0; r0 < k0 + n; r0 += kMaxSplitKeys)
-    record_observations<kDecThreads>(p, s, h, r0, min(r0 + kMaxSplitKeys, k0 + n), [&](int j, int) {
+    record_observations<kDecThreads>(p, s, h, r0, min(r0 + kMaxSplitKeys, k0 + n), [&](int j) {
       float a = 0.0f;
       for (int g = 0; g < G; ++g) a = fmaxf(a, sc[g * sc_row + j - k0] * own_s[g]);
       return a;
     });
   cluster.barrier_wait();  // no block leaves while another may still read its shared memory
-}
-
-/// The last-block path's end, after this slice's partial state (m, l, o) and scores are in the
-/// workspace; `scratch` holds kMaxSplits·8 floats of the block's own. The block takes a ticket of
-/// its (sequence, KV head); the last of the pair's slices to arrive merges every slice's (m, l)
-/// and o into o and the LSE, turns the pair's stored scores into the observations of all its
-/// keys, and resets the ticket for the next call. It reads what other blocks wrote through L2
-/// (ld.cg: its L1 may hold lines of an earlier call).
-template <int D>
-__device__ __forceinline__ void last_block_finish(const KernelArgs& p, const WindowSeq& s, int h,
-                                                  const DecodeLayout& lay, float* scratch) {
-  const int G = p.group, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int n_keys = s.w + 1, n_split = (n_keys + lay.split - 1) / lay.split;
-  const int64_t pair = static_cast<int64_t>(blockIdx.z) * p.n_kv_heads + h;
-  __shared__ bool last_s;
-  __shared__ float lse2_s[8];
-  __threadfence();  // this thread's stores of the slice's state before the block's ticket
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    last_s = atomicAdd(lay.tickets + pair, 1u) == static_cast<unsigned>(n_split - 1);
-    if (last_s) lay.tickets[pair] = 0;  // every slice has taken its ticket
-  }
-  __syncthreads();
-  if (!last_s) return;
-  __threadfence();  // the other slices' stores, seen through their tickets, before the reads below
-
-  // Slice x's weight exp2(m_x − M) / L of head g at wgt[x·8 + g].
-  float* const wgt = scratch;
-  const int64_t part0 = pair * lay.n_split * G;
-  for (int g = warp; g < G; g += kDecWarps) {
-    float m = -INFINITY;
-    for (int x = lane; x < n_split; x += 32) m = fmaxf(m, __ldcg(lay.part_m + part0 + x * G + g));
-    m = warp_max(m);
-    float l = 0.0f;
-    for (int x = lane; x < n_split; x += 32) {
-      const float e = exp2f(__ldcg(lay.part_m + part0 + x * G + g) - m);
-      wgt[x * 8 + g] = e;
-      l += __ldcg(lay.part_l + part0 + x * G + g) * e;
-    }
-    l = warp_sum(l);
-    const float inv_l = 1.0f / l;
-    for (int x = lane; x < n_split; x += 32) wgt[x * 8 + g] *= inv_l;
-    if (lane == 0) lse2_s[g] = m + log2f(l);
-  }
-  __syncthreads();
-
-  const int64_t q_head0 = s.q_row * p.n_q_heads + static_cast<int64_t>(h) * G;
-  for (int i = threadIdx.x * 4; i < G * D; i += kDecThreads * 4) {  // a head's D is a multiple of 4
-    const int g = i / D;
-    float4 t = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll 4
-    for (int x = 0; x < n_split; ++x) {
-      const float4 v = __ldcg(reinterpret_cast<const float4*>(lay.part_o + (part0 + x * G) * D + i));
-      const float w = wgt[x * 8 + g];
-      t.x = fmaf(v.x, w, t.x);
-      t.y = fmaf(v.y, w, t.y);
-      t.z = fmaf(v.z, w, t.z);
-      t.w = fmaf(v.w, w, t.w);
-    }
-    float* out = p.o + q_head0 * D + i;  // p.o need not be 16-byte aligned
-    out[0] = t.x;
-    out[1] = t.y;
-    out[2] = t.z;
-    out[3] = t.w;
-  }
-  if (threadIdx.x < G) p.lse[q_head0 + threadIdx.x] = lse2_s[threadIdx.x] * kLn2;
-
-  // Observations of all the pair's keys: a = max over the group of exp2(s − lse2). One block
-  // reads all the pair's scores, so it keeps four heads' loads of its keys in flight at once (a
-  // loop over the heads per key would wait out one load latency per head and key).
-  constexpr int kPer = kObsPerThread<kDecThreads>;
-  const float* sc = lay.scores + (static_cast<int64_t>(blockIdx.z) * p.n_q_heads + h * G) *
-                                     lay.sc_stride;
-  for (int r0 = 0; r0 < n_keys; r0 += kMaxSplitKeys) {
-    const int r1 = min(r0 + kMaxSplitKeys, n_keys);
-    float a[kPer];
-#pragma unroll
-    for (int u = 0; u < kPer; ++u) a[u] = 0.0f;
-    for (int g0 = 0; g0 < G; g0 += 4) {
-      float v[4][kPer];
-#pragma unroll
-      for (int gg = 0; gg < 4; ++gg)
-#pragma unroll
-        for (int u = 0; u < kPer; ++u) {
-          const int j = r0 + u * kDecThreads + static_cast<int>(threadIdx.x);
-          v[gg][u] = g0 + gg < G && j < r1 ? __ldcg(sc + (g0 + gg) * lay.sc_stride + j) : -INFINITY;
-        }
-#pragma unroll
-      for (int gg = 0; gg < 4; ++gg) {
-        if (g0 + gg >= G) break;
-        const float lse2 = lse2_s[g0 + gg];
-#pragma unroll
-        for (int u = 0; u < kPer; ++u) a[u] = fmaxf(a[u], exp2f(v[gg][u] - lse2));
-      }
-    }
-    record_observations<kDecThreads>(p, s, h, r0, r1, [&](int, int u) { return a[u]; });
-  }
-  // The pair's scores are dead now: drop their L2 lines (those wholly inside its rows) without
-  // writing them back to HBM.
-  __syncthreads();
-  const uintptr_t end = reinterpret_cast<uintptr_t>(sc + G * lay.sc_stride);
-  for (uintptr_t line = (reinterpret_cast<uintptr_t>(sc) + 127) / 128 * 128 + threadIdx.x * 128;
-       line + 128 <= end; line += kDecThreads * 128)
-    asm volatile("discard.global.L2 [%0], 128;" ::"l"(line) : "memory");
 }
 
 /// Tile stages of the pipeline: 64 KB of K/V per block in flight or in use (8, 4, 2 for D 64,
@@ -419,9 +299,8 @@ __device__ __forceinline__ void split_weights(float2 p, uint32_t* hi, uint32_t* 
 /// both halves of its head's sum. K then V tiles of the slice stream through one cp.async ring of
 /// tile_stages(D) stages; rows are 16-byte chunks XOR-swizzled by row mod 8 (conflict-free ldmatrix).
 /// kCluster: launched in clusters of all the slices of a (sequence, KV head), it finishes the call
-/// itself (cluster_finish); else it leaves its partial state and scores in the workspace, for the
-/// combine or (kLastBlock) for the pair's last block (last_block_finish).
-template <typename T, int D, DecodeFinish kFinish>
+/// itself (cluster_finish); else it leaves its partial state and scores for the combine.
+template <typename T, int D, bool kCluster>
 __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
     decode_split_kernel(KernelArgs p, SeqBatch sb, DecodeLayout lay) {
   constexpr int kChunks = D / 8;  // 16-byte chunks per key row
@@ -431,11 +310,9 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
   constexpr int kLoads = kTileKeys / kRowsPerPass;  // cp.async per thread per tile
   static_assert(kLoads * kRowsPerPass == kTileKeys, "whole tiles per block");
   static_assert(kTileKeys == 16 * kDecWarps, "16 keys per warp per tile");
-  constexpr bool kCluster = kFinish == DecodeFinish::kCluster;
-  static_assert(kStages * kTileBytes / 4 >= kDecWarps * 8 * D + kMaxSplits * 8 &&
-                    kMaxSplits >= 2 * kMaxClusterSlices,
-                "the stages hold the warps' rows of o and the finishes' scratch");
-  if constexpr (kFinish == DecodeFinish::kCombine)
+  static_assert(kStages * kTileBytes / 4 >= kDecWarps * 8 * D + 2 * kMaxClusterSlices * 8,
+                "the stages hold the warps' rows of o and cluster_finish's scratch");
+  if constexpr (!kCluster)
     asm volatile("griddepcontrol.launch_dependents;");  // the combine may take slots as blocks end
 
   const WindowSeq s = sb.get(blockIdx.z);
@@ -615,8 +492,6 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
     cluster_finish<D>(p, s, h, n, k0, red, sc, sc_row, slice_m, slice_l, red + kDecWarps * G * D);
   } else {
     sum_warp_rows(red, lay.part_o + part * D, G * D);
-    if constexpr (kFinish == DecodeFinish::kLastBlock)
-      last_block_finish<D>(p, s, h, lay, red + kDecWarps * G * D);
   }
 }
 
@@ -689,7 +564,7 @@ __global__ void __launch_bounds__(kCombineThreads) decode_combine_kernel(KernelA
   const int k0 = c * lay.split, k1 = min(n_keys, k0 + lay.split);
   const float* sc = lay.scores + (static_cast<int64_t>(blockIdx.z) * p.n_q_heads + h * G) *
                                      lay.sc_stride;
-  record_observations<kCombineThreads>(p, s, h, k0, k1, [&](int j, int) {
+  record_observations<kCombineThreads>(p, s, h, k0, k1, [&](int j) {
     float a = 0.0f;
     for (int g = 0; g < G; ++g) a = fmaxf(a, exp2f(sc[g * lay.sc_stride + j] - lse2_s[g]));
     return a;
