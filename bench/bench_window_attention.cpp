@@ -192,12 +192,13 @@ void BM_WindowDecode(benchmark::State& state) {
 }
 
 // args: batch, Hkv, window (full, tail ≠ 0), path (0: the planner's; else the WindowAttentionPath
-// forced: 1 split + combine, 2 cluster, 3 cluster with spilled scores), the sweep then the paths
-// compared where the spilled cluster path serves.
+// forced: 1 split + combine, 2 cluster, 3 cluster with spilled scores): the sweep, then the other
+// paths where the spilled cluster path serves, and that path at batch 16 W 4096, where it does not.
 BENCHMARK(BM_WindowDecode)
     ->ArgNames({"batch", "hkv", "window", "path"})
     ->ArgsProduct({{1, 16, 64}, {32, 8, 4}, {1024, 4096, 16384}, {0}})
     ->ArgsProduct({{16}, {8, 4}, {16384}, {1, 2}})
+    ->ArgsProduct({{16}, {8, 4}, {4096}, {3}})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
     // Fixed: each iteration times `calls_per_iter` calls and reports the per-call time, so a
