@@ -34,7 +34,7 @@ struct Set {
 /// The device buffers of one shape, kept across Google Benchmark's invocations of that shape
 /// (allocating and filling gigabytes on every invocation would dominate the run).
 struct Fixture {
-  int32_t batch = 0, hkv = 0, window = 0, force = 0;
+  int32_t batch = 0, hkv = 0, window = 0;
   std::size_t ring_bytes = 0, kv_bytes = 0, ws_bytes = 0;
   int n_sets = 0;
   hgca::gpu::WindowAttentionPath path = hgca::gpu::WindowAttentionPath::kGeneric;
@@ -56,8 +56,7 @@ struct Fixture {
     return error == cudaSuccess;
   }
 
-  /// force: 0, the planner's path; else the WindowAttentionPath forced (to compare paths).
-  Fixture(int32_t b, int32_t h, int32_t w, int32_t f) : batch(b), hkv(h), window(w), force(f) {
+  Fixture(int32_t b, int32_t h, int32_t w) : batch(b), hkv(h), window(w) {
     const std::size_t kv_row = std::size_t{kD} * 2;
     ring_bytes = std::size_t(batch) * hkv * window * kv_row;  // K (or V)
     kv_bytes = 2 * ring_bytes;  // what one call must read of the windows
@@ -75,7 +74,6 @@ struct Fixture {
     p.alpha = 0.1f;
     p.seqs = seqs.data();
     p.batch = batch;
-    if (force != 0) p.force_path = static_cast<hgca::gpu::WindowAttentionPath>(force);
     ws_bytes = hgca::gpu::window_attention_workspace_bytes(p, batch, window, 1);
     ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream") &&
         ok(cudaEventCreate(&ev0), "event") && ok(cudaEventCreate(&ev1), "event") &&
@@ -149,11 +147,10 @@ void BM_WindowDecode(benchmark::State& state) {
   const auto batch = static_cast<int32_t>(state.range(0));
   const auto hkv = static_cast<int32_t>(state.range(1));
   const auto window = static_cast<int32_t>(state.range(2));
-  const auto force = static_cast<int32_t>(state.range(3));
   static std::unique_ptr<Fixture> fx;
-  if (!fx || fx->batch != batch || fx->hkv != hkv || fx->window != window || fx->force != force) {
+  if (!fx || fx->batch != batch || fx->hkv != hkv || fx->window != window) {
     fx.reset();  // free the previous shape first
-    fx = std::make_unique<Fixture>(batch, hkv, window, force);
+    fx = std::make_unique<Fixture>(batch, hkv, window);
   }
   Fixture& f = *fx;
   if (f.error != cudaSuccess) {
@@ -186,19 +183,13 @@ void BM_WindowDecode(benchmark::State& state) {
   state.counters["calls_per_iter"] = reps;
   state.counters["workspace_MB"] = static_cast<double>(f.ws_bytes) / (1 << 20);
   // 1: the decode kernels in clusters; 0: split + combine (the generic path never serves here).
-  // spill 1: clusters whose slices' scores spill to the workspace.
   state.counters["cluster"] = f.path == hgca::gpu::WindowAttentionPath::kDecodeCluster ? 1 : 0;
-  state.counters["spill"] = f.path == hgca::gpu::WindowAttentionPath::kDecodeClusterSpill ? 1 : 0;
 }
 
-// args: batch, Hkv, window (full, tail ≠ 0), path (0: the planner's; else the WindowAttentionPath
-// forced: 1 split + combine, 2 cluster, 3 cluster with spilled scores): the sweep, then the other
-// paths where the spilled cluster path serves, and that path at batch 16 W 4096, where it does not.
+// args: batch, Hkv, window (full, tail ≠ 0)
 BENCHMARK(BM_WindowDecode)
-    ->ArgNames({"batch", "hkv", "window", "path"})
-    ->ArgsProduct({{1, 16, 64}, {32, 8, 4}, {1024, 4096, 16384}, {0}})
-    ->ArgsProduct({{16}, {8, 4}, {16384}, {1, 2}})
-    ->ArgsProduct({{16}, {8, 4}, {4096}, {3}})
+    ->ArgNames({"batch", "hkv", "window"})
+    ->ArgsProduct({{1, 16, 64}, {32, 8, 4}, {1024, 4096, 16384}})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
     // Fixed: each iteration times `calls_per_iter` calls and reports the per-call time, so a

@@ -19,7 +19,6 @@
 namespace hgca::gpu {
 namespace {
 
-using kernels::DecodeFinish;
 using kernels::DecodeLayout;
 using kernels::KernelArgs;
 using kernels::kMaxClusterKeys;
@@ -228,60 +227,39 @@ bool prefer_cluster(const SplitChoice& one, const SplitChoice& two) {
   return one.cost * 100 <= two.cost * (two.waves >= kManyWaves ? kManyWavesSlackPct : kSlackPct);
 }
 
-/// Whether the cluster path with spilled scores (choice `spill`) serves a launch: only where its
-/// long slices fill the GPU in one wave of clusters and neither shared-memory-bound plan (`one`,
-/// `two`) can, and its modelled cost is below both. One wave of streaming, every block then
-/// finishing its own slice at once (bench/results/gpu-window/spill-slices); in more than one wave
-/// the shorter slices' plans are as good at streaming and finish cheaper.
-bool prefer_spill(const SplitChoice& spill, const SplitChoice& one, const SplitChoice& two) {
-  return spill.waves == 1 && one.waves != 1 && two.waves != 1 && spill.cost < one.cost &&
-         spill.cost < two.cost;
-}
-
 /// The decode kernels' one-time setup, done before any capture so that no module load or attribute
 /// call happens inside one: both split kernels' shared memory limit raised to the largest launch
 /// (G 8, longest slice), clusters beyond 8 allowed, the combine loaded; per group size, the
 /// cluster path's longest slice (the longest up to kMaxClusterKeys that leaves as many blocks per
 /// SM as kMaxSplitKeys: fewer, longer slices fill the GPU with smaller clusters) and the resident
-/// blocks, alone and in clusters of each size, at each path's longest slice; the spilling cluster
-/// kernel's resident blocks in clusters of each size (its shared memory is the tile stages alone).
+/// blocks, alone and in clusters of each size, at each path's longest slice.
 struct DecodeSetup {
   cudaError_t error = cudaSuccess;
   std::array<int64_t, 9> slots{};
   std::array<int32_t, 9> cluster_keys{};
   std::array<std::array<int64_t, kMaxClusterSlices + 1>, 9> clustered{};
-  std::array<int64_t, kMaxClusterSlices + 1> spilled{};
 };
 template <typename T, int D>
 const DecodeSetup& decode_setup() {
   static const DecodeSetup setup = [] {
-    auto* split_kernel = kernels::decode_split_kernel<T, D, DecodeFinish::kCombine>;
-    auto* cluster_kernel = kernels::decode_split_kernel<T, D, DecodeFinish::kCluster>;
-    auto* spill_kernel = kernels::decode_split_kernel<T, D, DecodeFinish::kClusterSpill>;
-    auto smem = [](DecodeFinish f, int keys, int g) { return kernels::decode_split_smem(f, keys, g, D); };
-    const std::size_t spill_smem = smem(DecodeFinish::kClusterSpill, 0, 0);
+    auto* split_kernel = kernels::decode_split_kernel<T, D, false>;
+    auto* cluster_kernel = kernels::decode_split_kernel<T, D, true>;
+    auto smem = [](int keys, int g) { return kernels::decode_split_smem(keys, g, D); };
     DecodeSetup s;
     cudaFuncAttributes attr{};
     s.error = cudaFuncGetAttributes(&attr, kernels::decode_combine_kernel);
+    if (s.error == cudaSuccess) s.error = allow_smem(split_kernel, smem(kMaxSplitKeys, 8));
+    if (s.error == cudaSuccess) s.error = allow_smem(cluster_kernel, smem(kMaxClusterKeys, 8));
     if (s.error == cudaSuccess)
-      s.error = allow_smem(split_kernel, smem(DecodeFinish::kCombine, kMaxSplitKeys, 8));
-    if (s.error == cudaSuccess)
-      s.error = allow_smem(cluster_kernel, smem(DecodeFinish::kCluster, kMaxClusterKeys, 8));
-    if (s.error == cudaSuccess) s.error = allow_smem(spill_kernel, spill_smem);
-    for (auto* k : {cluster_kernel, spill_kernel})
-      if (s.error == cudaSuccess)
-        s.error = cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-    if (s.error == cudaSuccess) s.spilled = cluster_slots(spill_kernel, spill_smem);
+      s.error = cudaFuncSetAttribute(cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
     for (int g = 1; g <= 8 && s.error == cudaSuccess; ++g) {
-      s.slots[g] = resident_slots(split_kernel, smem(DecodeFinish::kCombine, kMaxSplitKeys, g));
-      auto cluster_smem = [&](int keys) { return smem(DecodeFinish::kCluster, keys, g); };
-      const int64_t cluster_resident = resident_slots(cluster_kernel, cluster_smem(kMaxSplitKeys));
+      s.slots[g] = resident_slots(split_kernel, smem(kMaxSplitKeys, g));
+      const int64_t cluster_resident = resident_slots(cluster_kernel, smem(kMaxSplitKeys, g));
       int keys = kMaxClusterKeys;
-      while (keys > kMaxSplitKeys &&
-             resident_slots(cluster_kernel, cluster_smem(keys)) < cluster_resident)
+      while (keys > kMaxSplitKeys && resident_slots(cluster_kernel, smem(keys, g)) < cluster_resident)
         keys -= kTileKeys;
       s.cluster_keys[g] = keys;
-      s.clustered[g] = cluster_slots(cluster_kernel, cluster_smem(keys));
+      s.clustered[g] = cluster_slots(cluster_kernel, smem(keys, g));
     }
     return s;
   }();
@@ -294,9 +272,8 @@ struct DecodePlan {
   DecodeLayout lay;
 };
 
-/// Chooses among the cluster path (at most kMaxClusterSlices slices, no workspace), the cluster path
-/// with spilled scores (as many slices, of any length, the workspace) and the split + combine path
-/// (any slice count, the workspace); kGeneric when none can serve. p.force_path first, where it can.
+/// Chooses between the cluster path (at most kMaxClusterSlices slices, no workspace) and the
+/// split + combine path (any slice count, the workspace); kGeneric when neither can serve.
 template <typename T, int D>
 cudaError_t plan_decode_t(const WindowAttentionParams& p, int32_t group, int32_t b,
                           int32_t max_keys, DecodePlan* plan) {
@@ -311,46 +288,37 @@ cudaError_t plan_decode_t(const WindowAttentionParams& p, int32_t group, int32_t
   const SplitChoice one = choose_split(b, hkv, max_keys, setup.cluster_keys[group],
                                        kMaxClusterSlices, true,
                                        [&](int64_t n) { return clustered[group][n]; });
-  const SplitChoice spill = choose_split(b, hkv, max_keys, max_keys, kMaxClusterSlices, true,
-                                         [&](int64_t n) { return setup.spilled[n]; });
-  // The path with choice c's slices, if it can serve (all but the cluster path need the workspace).
-  auto take = [&](WindowAttentionPath path, const SplitChoice& c) {
-    if (c.cost == INT64_MAX) return false;
-    plan->lay = DecodeLayout{};
-    plan->lay.split = c.split;
-    plan->lay.n_split = c.n_split;
-    if (path != WindowAttentionPath::kDecodeCluster && !decode_layout(p, b, max_keys, &plan->lay))
-      return false;
-    plan->path = path;
-    return true;
-  };
-  using enum WindowAttentionPath;
-  if (p.force_path && ((*p.force_path == kDecodeCombine && take(kDecodeCombine, two)) ||
-                       (*p.force_path == kDecodeCluster && take(kDecodeCluster, one)) ||
-                       (*p.force_path == kDecodeClusterSpill && take(kDecodeClusterSpill, spill))))
-    return cudaSuccess;
-  if (prefer_spill(spill, one, two) && take(kDecodeClusterSpill, spill)) return cudaSuccess;
-  if (prefer_cluster(one, two) && take(kDecodeCluster, one)) return cudaSuccess;
-  // Split + combine, or without a workspace for this call the cluster path, which needs none.
-  if (take(kDecodeCombine, two) || take(kDecodeCluster, one)) return cudaSuccess;
-  plan->path = kGeneric;
   plan->lay = DecodeLayout{};
+  if (prefer_cluster(one, two)) {
+    plan->path = WindowAttentionPath::kDecodeCluster;
+    plan->lay.split = one.split;
+    plan->lay.n_split = one.n_split;
+    return cudaSuccess;
+  }
+  plan->lay.split = two.split;
+  plan->lay.n_split = two.n_split;
+  if (decode_layout(p, b, max_keys, &plan->lay)) {
+    plan->path = WindowAttentionPath::kDecodeCombine;
+  } else if (one.cost != INT64_MAX) {  // no workspace for this call: the cluster path needs none
+    plan->path = WindowAttentionPath::kDecodeCluster;
+    plan->lay = DecodeLayout{};
+    plan->lay.split = one.split;
+    plan->lay.n_split = one.n_split;
+  } else {
+    plan->path = WindowAttentionPath::kGeneric;
+  }
   return cudaSuccess;
 }
 
-/// Launches a decode plan's kernels: the cluster kernel (either kind) in clusters of all the slices
-/// of a (sequence, KV head), or the split kernel and the combine.
+/// Launches a decode plan's kernels: the cluster kernel in clusters of all the slices of a
+/// (sequence, KV head), or the split kernel and the combine.
 template <typename T, int D>
 cudaError_t launch_decode_t(const DecodePlan& plan, const KernelArgs& a, const SeqBatch& sb,
                             int32_t b, cudaStream_t stream) {
   const dim3 grid(plan.lay.n_split, a.n_kv_heads, b);
-  const bool spill = plan.path == WindowAttentionPath::kDecodeClusterSpill;
-  const DecodeFinish finish = plan.path == WindowAttentionPath::kDecodeCombine ? DecodeFinish::kCombine
-                              : spill ? DecodeFinish::kClusterSpill
-                                      : DecodeFinish::kCluster;
-  const std::size_t smem = kernels::decode_split_smem(finish, plan.lay.split, a.group, D);
-  if (finish == DecodeFinish::kCombine) {
-    kernels::decode_split_kernel<T, D, DecodeFinish::kCombine>
+  const std::size_t smem = kernels::decode_split_smem(plan.lay.split, a.group, D);
+  if (plan.path == WindowAttentionPath::kDecodeCombine) {
+    kernels::decode_split_kernel<T, D, false>
         <<<grid, kernels::kDecThreads, smem, stream>>>(a, sb, plan.lay);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
     return launch_combine(a, sb, plan.lay, grid, stream);
@@ -366,10 +334,7 @@ cudaError_t launch_decode_t(const DecodePlan& plan, const KernelArgs& a, const S
   attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg,
-                            spill ? kernels::decode_split_kernel<T, D, DecodeFinish::kClusterSpill>
-                                  : kernels::decode_split_kernel<T, D, DecodeFinish::kCluster>,
-                            a, sb, plan.lay);
+  return cudaLaunchKernelEx(&cfg, kernels::decode_split_kernel<T, D, true>, a, sb, plan.lay);
 }
 
 /// Calls f.template operator()<T, D>() for the decode path's dtype (fp16 or bf16) and head dim.

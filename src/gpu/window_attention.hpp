@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 
 #include "hgca/hgca.hpp"
 
@@ -24,12 +23,6 @@ struct WindowSeq {
   int32_t tail = 0;        ///< ring slot of the oldest window entry
   int32_t ring = 0;        ///< the sequence's ring in the layer's slab
 };
-
-/// The kernels a launch runs: the generic path (append, prefill, fp32, other head dims), or decode
-/// (every sequence brings one token) finished by a combine kernel or in thread-block clusters,
-/// with each slice's scores in shared memory or, for slices longer than that holds, spilled to the
-/// workspace.
-enum class WindowAttentionPath { kGeneric, kDecodeCombine, kDecodeCluster, kDecodeClusterSpill };
 
 /// The window ring of one layer: ring r, KV head h, slot s at
 /// k[((r * n_kv_heads + h) * capacity + s) * head_dim], maw[(r * n_kv_heads + h) * capacity + s].
@@ -58,10 +51,6 @@ struct WindowAttentionParams {
   int32_t batch = 0;
   void* workspace = nullptr;  ///< device scratch of window_attention_workspace_bytes()
   std::size_t workspace_bytes = 0;
-  /// For tests and benchmarks comparing the decode paths: take this one where it can serve the
-  /// call (the decode paths need fp16/bf16, D 64/128/256, G ≤ 8; all but kDecodeCluster a
-  /// workspace); unset, or where it cannot: the planner's choice.
-  std::optional<WindowAttentionPath> force_path;
 };
 
 /// Semantics, per sequence: its keys are the window entries (oldest first) then its n_new new
@@ -73,6 +62,10 @@ struct WindowAttentionParams {
 /// `max_new` new tokens, `total_new` new tokens in all, `batch` sequences.
 std::size_t window_attention_workspace_bytes(const WindowAttentionParams& p, int64_t total_new,
                                              int32_t max_w, int32_t max_new);
+
+/// The kernels a launch runs: the generic path (append, prefill, fp32, other head dims), or decode
+/// (every sequence brings one token) finished in thread-block clusters or by a combine kernel.
+enum class WindowAttentionPath { kGeneric, kDecodeCombine, kDecodeCluster };
 
 /// The path launch_window_attention takes for the call's first kMaxLaunchBatch sequences (it
 /// depends on the device: call it where the launch would run). kGeneric for an invalid call.

@@ -5,14 +5,10 @@
 // cp.async, for every G: CUDA-core dot products for G heads per key bound a kernel by instruction
 // issue, not by HBM, from G = 2 on, and at G = 1 this kernel measured as fast as the CUDA-core
 // one it replaced (bench/results/gpu-window). It keeps the slice's scores in shared memory (K pass,
-// then V pass: no online rescaling). Three ways to finish:
+// then V pass: no online rescaling). Two ways to finish:
 // - cluster: the slices of one (sequence, KV head) run as one thread-block cluster and exchange
 //   their (m, l) and o through distributed shared memory; each block turns its own slice's weights,
 //   still in its shared memory, into the MAW observations. One launch, no workspace.
-// - cluster, scores spilled: the same, but the slices' scores go to the workspace (as for the
-//   combine) and come back from L2 for the weights and the observations, so a slice's length is
-//   not bounded by shared memory: long slices fill the GPU in one wave of clusters where the
-//   shared-memory-bound slices would take several.
 // - split + combine, for more slices than a cluster holds: the slices leave their scores (base 2)
 //   and partial states in the workspace, and the combine kernel merges them into o and LSE and
 //   turns the stored scores into the MAW observation of every key, with no second read of K.
@@ -39,11 +35,6 @@ inline constexpr int kMaxClusterKeys = 3072;
 /// Most slices one cluster takes (the H100/H200's non-portable cluster size).
 inline constexpr int kMaxClusterSlices = 16;
 inline constexpr int kTileKeys = 64;  // keys per staged tile: 16 per warp (an mma's n or k)
-
-/// How decode_split_kernel finishes: its partial state and scores left for the combine, or in a
-/// cluster of the (sequence, KV head)'s slices with the slice's scores in shared memory, or in one
-/// with the scores spilled to the workspace.
-enum class DecodeFinish { kCombine, kCluster, kClusterSpill };
 
 /// Where one decode launch keeps its intermediates in the caller's workspace.
 struct DecodeLayout {
@@ -111,15 +102,15 @@ __device__ __forceinline__ void sum_warp_rows(const float* red, float* out, int 
   }
 }
 
-/// The observations a(j) = max over the group's heads g of weight(g, j), of keys [k0, k1) (at most
-/// kMaxSplitKeys), kThreads threads a key each: blended into the ring's MAW for window entries,
-/// into obs_new for the new token (n_new = 1: new token 0 of KV head h). Every load (the MAW and
-/// what weight reads) is issued before the first store, and the heads are the outer loop: a loop
-/// of load, blend, store would wait out one load latency per key (the stores may alias the next
-/// loads, as far as the compiler knows), and a loop over the heads per key one per key and head.
-template <int kThreads, typename Weight>
+/// The observations a(j) of keys [k0, k1) (at most kMaxSplitKeys), kThreads threads a key each:
+/// blended into the ring's MAW for window entries, into obs_new for the new token (n_new = 1:
+/// new token 0 of KV head h). Every load (the MAW and what a(j) reads) is issued before the first
+/// store: a loop of load, blend, store would wait out one load latency per key (the stores may
+/// alias the next loads, as far as the compiler knows).
+template <int kThreads, typename Observation>
 __device__ __forceinline__ void record_observations(const KernelArgs& p, const WindowSeq& s, int h,
-                                                    int k0, int k1, const Weight& weight) {
+                                                    int k0, int k1,
+                                                    const Observation& a_of) {
   constexpr int kPer = (kMaxSplitKeys + kThreads - 1) / kThreads;
   const int64_t ring = (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity;
   int slot[kPer];
@@ -130,14 +121,7 @@ __device__ __forceinline__ void record_observations(const KernelArgs& p, const W
     slot[u] = s.tail + j;
     if (slot[u] >= p.capacity) slot[u] -= p.capacity;
     maw[u] = j < k1 && j < s.w ? p.ring_maw[ring + slot[u]] : 0.0f;
-    a[u] = 0.0f;
-  }
-  for (int g = 0; g < p.group; ++g) {
-#pragma unroll
-    for (int u = 0; u < kPer; ++u) {
-      const int j = k0 + u * kThreads + static_cast<int>(threadIdx.x);
-      if (j < k1) a[u] = fmaxf(a[u], weight(g, j));
-    }
+    a[u] = j < k1 ? a_of(j) : 0.0f;
   }
 #pragma unroll
   for (int u = 0; u < kPer; ++u) {
@@ -151,12 +135,11 @@ __device__ __forceinline__ void record_observations(const KernelArgs& p, const W
 /// (m, l) are in slice_m / slice_l; `scratch` holds 2·kMaxClusterSlices·8 floats of the block's
 /// own. The cluster's blocks are the slices of one (sequence, KV head) (rank = slice). Every block reads all slices' (m, l) through distributed shared memory and
 /// merges them into the LSE, sums its share of o over the slices, and turns its own slice's
-/// weights exp2(s − m) (`sc`, still in its shared memory) into the observations of its keys; with
-/// kSpilled, `sc` is the slice's scores s in the workspace (key k0 of head 0; rows `sc_row` apart).
-template <int D, bool kSpilled>
+/// weights exp2(s − m) (`sc`, still in its shared memory) into the observations of its keys.
+template <int D>
 __device__ __forceinline__ void cluster_finish(const KernelArgs& p, const WindowSeq& s, int h,
                                                int n, int k0, const float* o_slice,
-                                               const float* sc, int64_t sc_row,
+                                               const float* sc, int sc_row,
                                                const float* slice_m, const float* slice_l,
                                                float* scratch) {
   namespace cg = cooperative_groups;
@@ -210,14 +193,13 @@ __device__ __forceinline__ void cluster_finish(const KernelArgs& p, const Window
   if (rank == 0 && threadIdx.x < G) p.lse[q_head0 + threadIdx.x] = lse2_s[threadIdx.x] * kLn2;
   cluster.barrier_arrive();  // done reading the other blocks' shared memory
 
-  // Observations of this slice's keys: a = max over the group of exp2(s − m)·exp2(m − lse2) (spilled:
-  // exp2(s − lse2)), in runs of kMaxSplitKeys (a slice may be up to kMaxClusterKeys long, spilled
-  // any length).
+  // Observations of this slice's keys: a = max over the group of exp2(s − m)·exp2(m − lse2), in
+  // runs of kMaxSplitKeys (a slice may be up to kMaxClusterKeys long).
   for (int r0 = k0; r0 < k0 + n; r0 += kMaxSplitKeys)
-    record_observations<kDecThreads>(p, s, h, r0, min(r0 + kMaxSplitKeys, k0 + n),
-                                     [&](int g, int j) {
-      if constexpr (kSpilled) return exp2f(__ldcg(sc + g * sc_row + j - k0) - lse2_s[g]);
-      else return sc[g * sc_row + j - k0] * own_s[g];
+    record_observations<kDecThreads>(p, s, h, r0, min(r0 + kMaxSplitKeys, k0 + n), [&](int j) {
+      float a = 0.0f;
+      for (int g = 0; g < G; ++g) a = fmaxf(a, sc[g * sc_row + j - k0] * own_s[g]);
+      return a;
     });
   cluster.barrier_wait();  // no block leaves while another may still read its shared memory
 }
@@ -232,12 +214,10 @@ __host__ __device__ constexpr int tile_stages(int d) {
 __host__ __device__ constexpr int scores_row(int split) {
   return (split + kTileKeys - 1) / kTileKeys * kTileKeys + 8;
 }
-/// Dynamic shared memory of decode_split_kernel: the tile stages, then (unless the scores spill to
-/// the workspace) the slice's scores of G heads.
-inline std::size_t decode_split_smem(DecodeFinish finish, int split, int g, int d) {
-  const std::size_t stages = static_cast<std::size_t>(tile_stages(d)) * kTileKeys * d * 2;
-  if (finish == DecodeFinish::kClusterSpill) return stages;
-  return stages + sizeof(float) * static_cast<std::size_t>(g) * scores_row(split);
+/// Dynamic shared memory of decode_split_kernel: the tile stages, then the slice's scores of G heads.
+inline std::size_t decode_split_smem(int split, int g, int d) {
+  return static_cast<std::size_t>(tile_stages(d)) * kTileKeys * d * 2 +
+         sizeof(float) * static_cast<std::size_t>(g) * scores_row(split);
 }
 
 /// 16-byte cp.async global → shared, zero-filled past `src_bytes` (0: nothing is read), with an
@@ -246,16 +226,6 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int sr
                                            uint64_t policy) {
   asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst),
                "l"(src), "r"(src_bytes), "l"(policy)
-               : "memory");
-}
-/// A score (or two adjacent ones) to the workspace with an L2 eviction policy.
-__device__ __forceinline__ void store_score(float* dst, float v, uint64_t policy) {
-  asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(dst), "f"(v), "l"(policy)
-               : "memory");
-}
-__device__ __forceinline__ void store_score2(float* dst, float2 v, uint64_t policy) {
-  asm volatile("st.global.L2::cache_hint.v2.f32 [%0], {%1, %2}, %3;" ::"l"(dst), "f"(v.x),
-               "f"(v.y), "l"(policy)
                : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() {
@@ -330,14 +300,9 @@ __device__ __forceinline__ void split_weights(float2 p, uint32_t* hi, uint32_t* 
 /// tile_stages(D) stages; rows are 16-byte chunks XOR-swizzled by row mod 8 (conflict-free ldmatrix).
 /// kCluster: launched in clusters of all the slices of a (sequence, KV head), it finishes the call
 /// itself (cluster_finish); else it leaves its partial state and scores for the combine.
-/// kClusterSpill: the K pass writes the scores to the workspace instead of shared memory (each
-/// thread reads back in the V pass the very scores it wrote, so no barrier orders them), keeping
-/// the slice's max on the way.
-template <typename T, int D, DecodeFinish kFinish>
+template <typename T, int D, bool kCluster>
 __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
     decode_split_kernel(KernelArgs p, SeqBatch sb, DecodeLayout lay) {
-  constexpr bool kCluster = kFinish != DecodeFinish::kCombine;
-  constexpr bool kSpill = kFinish == DecodeFinish::kClusterSpill;
   constexpr int kChunks = D / 8;  // 16-byte chunks per key row
   constexpr int kTileBytes = kTileKeys * D * 2;
   constexpr int kStages = tile_stages(D);
@@ -374,22 +339,11 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
   const uint32_t stages = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   const int sc_row = scores_row(lay.split);
   float* sc = smem + kStages * kTileBytes / 4;  // [G][sc_row] scores, then weights
-  // kSpill: this thread's head's scores in the workspace, from key k0 on, and the slice's max and
-  // Σ exp2(s − m) of the thread's scores, then of the warp's (per head).
-  float* const spill0 =
-      kSpill ? lay.scores + (static_cast<int64_t>(blockIdx.z) * p.n_q_heads + h * G) * lay.sc_stride + k0
-             : nullptr;
-  float* const spill = kSpill ? spill0 + min(gid, G - 1) * lay.sc_stride : nullptr;
-  float spill_m = -INFINITY, spill_l = 0.0f;
-  __shared__ float warp_m[kDecWarps][8], warp_l[kDecWarps][8];
 
   const int64_t ring_off = (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity * D;
   const int64_t new_off = (s.q_row * p.n_kv_heads + h) * D;
   uint64_t evict_first;  // K/V are read once: let them leave L2 before the scores and MAW
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(evict_first));
-  uint64_t evict_last = 0;  // kSpill: the scores come back soon, twice: keep them in L2
-  if constexpr (kSpill)
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(evict_last));
   // This thread copies chunk ch0 of rows u·kRowsPerPass + r0 of every tile.
   const int r0 = threadIdx.x / kChunks, ch0 = threadIdx.x % kChunks;
   // Load i of the slice: K tile i for i < n_tiles, else V tile i − n_tiles. Keys past the slice
@@ -479,22 +433,7 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
         mma_16816<T>(sacc[0], qa[kk][0], 0u, qa[kk][1], 0u, b[0], b[1]);
         mma_16816<T>(sacc[1], qa[kk][0], 0u, qa[kk][1], 0u, b[2], b[3]);
       }
-      if (gid < G && kSpill) {
-        // Keys past the slice are not stored: past the last slice they would land in the next
-        // head's row.
-        const int jj = t * kTileKeys + warp * 16 + 2 * tig;
-#pragma unroll
-        for (int nn = 0; nn < 2; ++nn) {
-          const float2 v = make_float2(sacc[nn][0] * p.scale2, sacc[nn][1] * p.scale2);
-          if (jj + nn * 8 + 1 < n) {
-            store_score2(spill + jj + nn * 8, v, evict_last);
-            spill_m = fmaxf(spill_m, fmaxf(v.x, v.y));
-          } else if (jj + nn * 8 < n) {
-            store_score(spill + jj + nn * 8, v.x, evict_last);
-            spill_m = fmaxf(spill_m, v.x);
-          }
-        }
-      } else if (gid < G) {
+      if (gid < G) {
         float* row = sc + gid * sc_row + t * kTileKeys + warp * 16 + 2 * tig;
 #pragma unroll
         for (int nn = 0; nn < 2; ++nn)
@@ -502,11 +441,6 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
               make_float2(sacc[nn][0] * p.scale2, sacc[nn][1] * p.scale2);
       }
     }
-  }
-  if constexpr (kSpill) {  // the warp's max per head, for every warp after the next barrier
-    spill_m = fmaxf(spill_m, __shfl_xor_sync(0xffffffffu, spill_m, 1));
-    spill_m = fmaxf(spill_m, __shfl_xor_sync(0xffffffffu, spill_m, 2));
-    if (tig == 0) warp_m[warp][gid] = spill_m;
   }
 
   // ---- V pass: O += P·V over the warp's keys of every tile ----
@@ -518,43 +452,14 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
   {
     // Matrices (transposed): keys +0..7 and +8..15 of dims 16·dp + 0..7, then of + 8..15.
     const int r = warp * 16 + (lm & 1) * 8 + lr;
-    // kSpill: the thread's scores of tile t (−inf past the slice), loaded a tile ahead of their use
-    // (they come from L2), and the slice's max of the thread's head.
-    float2 s_next[2];
-    auto load_scores = [&](int t) {
-#pragma unroll
-      for (int nn = 0; nn < 2; ++nn) {
-        const int jj = t * kTileKeys + warp * 16 + 2 * tig + nn * 8;
-        if (gid < G && jj + 1 < n) s_next[nn] = __ldcg(reinterpret_cast<const float2*>(spill + jj));
-        else if (gid < G && jj < n) s_next[nn] = make_float2(__ldcg(spill + jj), -INFINITY);
-        else s_next[nn] = make_float2(-INFINITY, -INFINITY);
-      }
-    };
-    float m_head = -INFINITY;
-    if (kSpill && n_tiles > 0) load_scores(0);
     for (int t = 0; t < n_tiles; ++t) {
       const uint32_t tile = next_stage(n_tiles + t);
       if (t == 0) {  // every score of the slice is in (barrier above): weights for V
-        if constexpr (kSpill) {
-#pragma unroll
-          for (int w = 0; w < kDecWarps; ++w) m_head = fmaxf(m_head, warp_m[w][gid]);
-        } else {
-          slice_stats<!kCluster>(p, lay, sc, sc_row, n, n_tiles * kTileKeys, k0, slice_m, slice_l);
-          __syncthreads();
-        }
+        slice_stats<!kCluster>(p, lay, sc, sc_row, n, n_tiles * kTileKeys, k0, slice_m, slice_l);
+        __syncthreads();
       }
       uint32_t a[4] = {0u, 0u, 0u, 0u};
-      if constexpr (kSpill) {
-        const float2 s0 = s_next[0], s1 = s_next[1];
-        if (t + 1 < n_tiles) load_scores(t + 1);
-        if (gid < G) {
-          const float2 w0 = make_float2(exp2f(s0.x - m_head), exp2f(s0.y - m_head));
-          const float2 w1 = make_float2(exp2f(s1.x - m_head), exp2f(s1.y - m_head));
-          spill_l += (w0.x + w0.y) + (w1.x + w1.y);
-          split_weights<T>(w0, &a[0], &a[1]);
-          split_weights<T>(w1, &a[2], &a[3]);
-        }
-      } else if (gid < G) {
+      if (gid < G) {
         const float* row = sc + gid * sc_row + t * kTileKeys + warp * 16 + 2 * tig;
         split_weights<T>(*reinterpret_cast<const float2*>(row), &a[0], &a[1]);
         split_weights<T>(*reinterpret_cast<const float2*>(row + 8), &a[2], &a[3]);
@@ -568,13 +473,8 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
       }
     }
   }
-  if constexpr (kSpill) {  // the warp's Σ exp2(s − m) per head
-    spill_l += __shfl_xor_sync(0xffffffffu, spill_l, 1);
-    spill_l += __shfl_xor_sync(0xffffffffu, spill_l, 2);
-    if (tig == 0) warp_l[warp][gid] = spill_l;
-  } else if (n_tiles == 0) {  // an empty slice (cluster path): m = −inf, l = 0
+  if (n_tiles == 0)  // an empty slice (cluster path): m = −inf, l = 0
     slice_stats<!kCluster>(p, lay, sc, sc_row, 0, 0, k0, slice_m, slice_l);
-  }
   cp_async_wait<0>();  // only empty groups remain; the stages become the warps' rows of o
   __syncthreads();
   float* red = smem;  // [warps][G][D]
@@ -586,25 +486,10 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
           make_float2(acc[nt][0] + acc[nt][2] * inv_lo, acc[nt][1] + acc[nt][3] * inv_lo);
   }
   __syncthreads();
-  if (kSpill && threadIdx.x < G) {  // the slice's (m, l) from the warps' (an empty slice: −inf, 0)
-    float m = -INFINITY, l = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kDecWarps; ++w) {
-      m = fmaxf(m, warp_m[w][threadIdx.x]);
-      l += warp_l[w][threadIdx.x];
-    }
-    slice_m[threadIdx.x] = m;
-    slice_l[threadIdx.x] = l;
-  }
   if constexpr (kCluster) {
     sum_warp_rows(red, red, G * D);  // the slice's o in red's first row
     // The stages hold the warps' rows (≤ 32 KB of 64): the rest is the finish's scratch.
-    if constexpr (kSpill)
-      cluster_finish<D, true>(p, s, h, n, k0, red, spill0, lay.sc_stride, slice_m, slice_l,
-                              red + kDecWarps * G * D);
-    else
-      cluster_finish<D, false>(p, s, h, n, k0, red, sc, sc_row, slice_m, slice_l,
-                               red + kDecWarps * G * D);
+    cluster_finish<D>(p, s, h, n, k0, red, sc, sc_row, slice_m, slice_l, red + kDecWarps * G * D);
   } else {
     sum_warp_rows(red, lay.part_o + part * D, G * D);
   }
@@ -679,8 +564,10 @@ __global__ void __launch_bounds__(kCombineThreads) decode_combine_kernel(KernelA
   const int k0 = c * lay.split, k1 = min(n_keys, k0 + lay.split);
   const float* sc = lay.scores + (static_cast<int64_t>(blockIdx.z) * p.n_q_heads + h * G) *
                                      lay.sc_stride;
-  record_observations<kCombineThreads>(p, s, h, k0, k1, [&](int g, int j) {
-    return exp2f(sc[g * lay.sc_stride + j] - lse2_s[g]);
+  record_observations<kCombineThreads>(p, s, h, k0, k1, [&](int j) {
+    float a = 0.0f;
+    for (int g = 0; g < G; ++g) a = fmaxf(a, exp2f(sc[g * lay.sc_stride + j] - lse2_s[g]));
+    return a;
   });
 }
 
