@@ -32,8 +32,9 @@
 // running out for them fails that call, with every window and store as they were. Room in the
 // context caches depends on the context sets, which the work enqueued before may still change, so
 // the scatter makes it; running out there is reported by the next call, the evicted entries kept
-// in the store unselected (SequenceKv::evict_and_insert). A call captured into a graph allocates
-// its blocks in its scatter too.
+// in the store unselected (SequenceKv::evict_and_insert). A call being captured into a graph
+// allocates its blocks then too (the graph performs its step once), so running out fails the call
+// in the capture, before it has captured anything; a graph launched again allocates in its scatter.
 //
 // The overflow policy (issue 5, item 3; overflow_policy.hpp decides): the GPU attends some
 // (sequence, KV head) items' context sets itself, reading the context caches in place in host
@@ -64,6 +65,7 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "cpu/flash_d2h.hpp"
 #include "gpu/sparse_attention.hpp"
@@ -253,7 +255,8 @@ struct CallJob {
   /// Deterministic mode, an append that may re-evaluate and evicts nothing: its re-evaluations
   /// start (and publish) in a host function on S after the merge, not beside the GPU's reads.
   bool reevaluates_after_merge = false;
-  /// Per batch entry: its store append's blocks, allocated when the call was enqueued (empty: none, or captured).
+  /// Per batch entry: its store append's blocks, allocated when the call was enqueued (count 0: none,
+  /// or taken by the scatter already).
   std::vector<kvmgr::DramStore::PreparedAppend> prepared;
   const std::byte* q = nullptr;      // the caller's q on the device (the GPU's sparse part reads it)
   double window_s = 0.0;             // the cost model's estimate of the window's attention
@@ -515,7 +518,7 @@ class CudaRuntime final : public RuntimeBase {
         static_cast<CudaSequence*>(step.seqs[i])->layers[job.layer].evict_and_insert(
             job.k + row * row_bytes, job.v + row * row_bytes, step.n_new[i],
             job.maw + job.staging_row[i] * opt_.n_kv_heads, selection(),
-            job.prepared.empty() ? kvmgr::DramStore::PreparedAppend{} : std::move(job.prepared[i]));
+            job.prepared.empty() ? kvmgr::DramStore::PreparedAppend{} : std::exchange(job.prepared[i], {}));
       });
     };
     // A decode step's few rows are copied here: entering the arenas would cost more than the copy.
@@ -703,7 +706,7 @@ class CudaRuntime final : public RuntimeBase {
     }
     // FlashD2H: the blocks of every append this call's scatter makes, allocated now (see the top
     // of the file), so that running out fails this call before anything changes.
-    if (staged > 0 && !capturing) {
+    if (staged > 0) {
       job->prepared.resize(static_cast<std::size_t>(step.size()));
       for (int32_t i = 0; i < step.size(); ++i) {
         if (cseqs[i].evict == 0) continue;

@@ -72,6 +72,16 @@ class Driver {
   /// Uploads the inputs, then begin_step, attention for every layer on the stream, end_step. Does
   /// not wait for the stream.
   void enqueue_step(const std::vector<SeqId>& ids, const std::vector<int32_t>& n_new, const StepInputs& in) {
+    int32_t failed_layer = -1;
+    const Status s = enqueue_calls(ids, n_new, in, &failed_layer);
+    ASSERT_TRUE(s.is_ok()) << "layer " << failed_layer << ": " << s.message();
+    ASSERT_TRUE(rt_->end_step().is_ok());
+  }
+
+  /// enqueue_step up to the first attention call that fails (its layer in *failed_layer), without
+  /// end_step.
+  Status enqueue_calls(const std::vector<SeqId>& ids, const std::vector<int32_t>& n_new, const StepInputs& in,
+                       int32_t* failed_layer) {
     int64_t t = 0;
     for (int32_t n : n_new) t += n;
     tokens_ = t;
@@ -81,23 +91,26 @@ class Driver {
       Layer& b = bufs_[l];
       for (auto [buf, bytes] : {std::pair{&b.q, in.q[l].size()}, {&b.k, in.k[l].size()}, {&b.v, in.v[l].size()},
                                 {&b.out, in.q[l].size()}}) {
-        ASSERT_TRUE(buf->reserve(bytes).is_ok());
+        if (Status s = buf->reserve(bytes); !s) return s;
       }
-      ASSERT_TRUE(b.q.upload(in.q[l].data(), in.q[l].size(), stream_).is_ok());
-      ASSERT_TRUE(b.k.upload(in.k[l].data(), in.k[l].size(), stream_).is_ok());
-      ASSERT_TRUE(b.v.upload(in.v[l].data(), in.v[l].size(), stream_).is_ok());
+      if (Status s = b.q.upload(in.q[l].data(), in.q[l].size(), stream_); !s) return s;
+      if (Status s = b.k.upload(in.k[l].data(), in.k[l].size(), stream_); !s) return s;
+      if (Status s = b.v.upload(in.v[l].data(), in.v[l].size(), stream_); !s) return s;
     }
-    ASSERT_TRUE(stream_.synchronize().is_ok());  // uploads are not part of what a graph captures
+    if (Status s = stream_.synchronize(); !s) return s;  // uploads are not part of what a graph captures
     if (before_attention) before_attention();
-    ASSERT_TRUE(rt_->begin_step(ids, n_new).is_ok());
+    if (Status s = rt_->begin_step(ids, n_new); !s) return s;
     for (int32_t l = 0; l < opt_.n_layers; ++l) {
       Layer& b = bufs_[l];
       const Status s = rt_->attention(l, {b.q.get(), dt, {t, hq, d}}, {b.k.get(), dt, {t, hkv, d}},
                                       {b.v.get(), dt, {t, hkv, d}}, {b.out.get(), dt, {t, hq, d}}, nullptr,
                                       stream_.get());
-      ASSERT_TRUE(s.is_ok()) << s.message();
+      if (!s) {
+        *failed_layer = l;
+        return s;
+      }
     }
-    ASSERT_TRUE(rt_->end_step().is_ok());
+    return Status::ok();
   }
 
   /// Every layer's output of the last step (waits for the stream).
@@ -254,6 +267,64 @@ TEST(CudaGraph, FreshRuntimesFirstCallsCapturedEqualDirectCalls) {
 }
 TEST(CudaGraph, FreshRuntimesFirstCallsCapturedEqualDirectCallsWithEveryContextSetOnTheGpu) {
   expect_first_calls_captured_equal_direct(OverflowMode::kAlways);
+}
+
+// Store memory running out while decode steps are captured: the call whose eviction has no store
+// blocks left fails with kOutOfMemory before it captures anything, its layer as it was; the capture
+// stays valid, and its graph (the layers before) runs with nothing lost there either.
+TEST(CudaGraph, StoreExhaustedInACaptureFailsThatCallBeforeItIsCaptured) {
+  Options o = small_options(DType::kBFloat16);
+  o.store_chunk_bytes = 64 << 10;
+  o.store_limit_bytes = 4 * o.store_chunk_bytes;
+  o.beta = 1e9f;  // only min_keep entries selected: the store's blocks run out, not a context cache
+  Driver graphed(o);
+  const std::vector<SeqId> ids{5, 9};
+  for (SeqId id : ids) ASSERT_TRUE(graphed.rt().add_sequence(id).is_ok());
+  const auto s = static_cast<cudaStream_t>(graphed.stream().get());
+  graphed.before_attention = [&] { ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess); };
+  std::mt19937_64 rng(17);
+  for (int step = 0; step < 1000; ++step) {
+    std::vector<LayerStats> before(static_cast<std::size_t>(o.n_layers));
+    for (int32_t l = 0; l < o.n_layers; ++l) ASSERT_TRUE(graphed.rt().layer_stats(l, &before[l]).is_ok());
+    int32_t failed = -1;
+    const Status st = graphed.enqueue_calls(ids, {1, 1}, make_inputs(o, 2, rng), &failed);
+    cudaGraph_t graph = nullptr;
+    CUDA_OK(cudaStreamEndCapture(s, &graph));  // fails if a call invalidated the capture
+    std::size_t nodes = 0;
+    CUDA_OK(cudaGraphGetNodes(graph, nullptr, &nodes));
+    if (nodes > 0) {
+      cudaGraphExec_t exec = nullptr;
+      CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+      CUDA_OK(cudaGraphLaunch(exec, s));
+      CUDA_OK(cudaStreamSynchronize(s));
+      CUDA_OK(cudaGraphExecDestroy(exec));
+    }
+    CUDA_OK(cudaGraphDestroy(graph));
+    if (st) {
+      ASSERT_TRUE(graphed.rt().end_step().is_ok());
+      continue;
+    }
+    EXPECT_EQ(st.code(), StatusCode::kOutOfMemory) << st.message();
+    EXPECT_THAT(st.message(), HasSubstr("store_limit_bytes = 262144"));
+    ASSERT_GE(failed, 0);
+    // Every entry is in a window or in the store: the layers before the failed call have the
+    // step's two new tokens, the failed layer has none of them.
+    for (int32_t l = 0; l <= failed; ++l) {
+      LayerStats after;
+      ASSERT_TRUE(graphed.rt().layer_stats(l, &after).is_ok());
+      const int64_t added = l < failed ? 2 : 0;
+      EXPECT_EQ(after.window_tokens + after.store_tokens, before[l].window_tokens + before[l].store_tokens + added)
+          << "layer " << l;
+      if (l == failed) {
+        EXPECT_EQ(after.window_tokens, before[l].window_tokens);
+        EXPECT_EQ(after.store_tokens, before[l].store_tokens);
+        EXPECT_EQ(after.context_tokens, before[l].context_tokens);
+      }
+    }
+    EXPECT_GT(before[failed].store_tokens, 0);
+    return;
+  }
+  FAIL() << "the limit was never reached";
 }
 
 // attention() enqueues and returns while the stream is still held by an earlier kernel: the
