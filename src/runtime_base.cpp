@@ -396,20 +396,22 @@ void RuntimeBase::start_reevaluations(const StepBatch& batch, int32_t layer,
     if (!jobs[i]) continue;
     batch.seqs[i]->pending[layer] = jobs[i];  // supersedes an older, unpublished one
     if (opt_.deterministic) {
-      kvmgr::run_reevaluation(*jobs[i]);
+      pool_->execute(batch.seqs[i]->node, [&] { kvmgr::run_reevaluation(*jobs[i]); });  // its heads on the node's threads
       publish(*batch.seqs[i], layer);
     } else {
+      // In the node's low-priority arena: a scatter or a CPU part that a step waits for must not
+      // queue behind a prefill's re-evaluations.
       const int node = batch.seqs[i]->node;
       tbb::task_group& tasks = *reeval_tasks_[static_cast<std::size_t>(node)];
-      pool_->execute(node, [&] { tasks.run([job = jobs[i]] { kvmgr::run_reevaluation(*job); }); });
+      pool_->background(node).execute([&] { tasks.run([job = jobs[i]] { kvmgr::run_reevaluation(*job); }); });
     }
   }
 }
 
 void RuntimeBase::wait_reevaluations() {
-  // In the node's arena: the one that runs the group's tasks (a node's only thread may be ours).
+  // In the arena that runs the group's tasks (a node's only thread may be ours).
   for (int n = 0; n < pool_->node_count(); ++n) {
-    pool_->execute(n, [&] { reeval_tasks_[static_cast<std::size_t>(n)]->wait(); });
+    pool_->background(n).execute([&] { reeval_tasks_[static_cast<std::size_t>(n)]->wait(); });
   }
 }
 

@@ -340,17 +340,21 @@ Status Pool::create(std::shared_ptr<const Topology> topology, const PoolOptions&
   }
 
   pool->arenas_.resize(static_cast<std::size_t>(n));
+  pool->background_.resize(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     const int threads = pool->threads_[static_cast<std::size_t>(i)];
     if (threads <= 0) continue;
-    auto& arena = pool->arenas_[static_cast<std::size_t>(i)];
-    if (tbb_binds && std::find(tbb_nodes.begin(), tbb_nodes.end(), i) != tbb_nodes.end()) {
-      arena = std::make_unique<tbb::task_arena>(tbb::task_arena::constraints(i, threads));
-    } else {
-      arena = std::make_unique<tbb::task_arena>(threads);
+    const bool by_tbb = tbb_binds && std::find(tbb_nodes.begin(), tbb_nodes.end(), i) != tbb_nodes.end();
+    for (auto [arena, priority] : {std::pair{&pool->arenas_[static_cast<std::size_t>(i)], tbb::task_arena::priority::normal},
+                                   {&pool->background_[static_cast<std::size_t>(i)], tbb::task_arena::priority::low}}) {
+      if (by_tbb) {
+        *arena = std::make_unique<tbb::task_arena>(tbb::task_arena::constraints(i, threads), 1, priority);
+        continue;
+      }
+      *arena = std::make_unique<tbb::task_arena>(threads, 1, priority);
       if (topo.is_this_system() && n > 1) {
         hwloc_obj_t obj = hwloc_get_obj_by_type(topo.handle(), HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
-        pool->binders_.push_back(std::make_unique<NodeBinder>(*arena, topo.handle(), obj->cpuset));
+        pool->binders_.push_back(std::make_unique<NodeBinder>(**arena, topo.handle(), obj->cpuset));
       }
     }
   }
@@ -367,15 +371,22 @@ int Pool::total_threads() const {
   return sum;
 }
 
-tbb::task_arena& Pool::arena(int node) {
-  if (node >= 0 && node < static_cast<int>(arenas_.size()) && arenas_[static_cast<std::size_t>(node)]) {
-    return *arenas_[static_cast<std::size_t>(node)];
+namespace {
+
+/// `node`'s arena of `arenas`, or the first node's that has threads (create() guarantees one).
+tbb::task_arena& arena_or_first(const std::vector<std::unique_ptr<tbb::task_arena>>& arenas, int node) {
+  if (node >= 0 && node < static_cast<int>(arenas.size()) && arenas[static_cast<std::size_t>(node)]) {
+    return *arenas[static_cast<std::size_t>(node)];
   }
-  for (auto& a : arenas_) {
+  for (const auto& a : arenas) {
     if (a) return *a;
   }
-  // create() guarantees at least one arena.
-  return *arenas_.front();
+  return *arenas.front();
 }
+
+}  // namespace
+
+tbb::task_arena& Pool::arena(int node) { return arena_or_first(arenas_, node); }
+tbb::task_arena& Pool::background(int node) { return arena_or_first(background_, node); }
 
 }  // namespace hgca::cpu

@@ -216,6 +216,10 @@ class Pool {
   tbb::task_arena& arena(int node);
   /// arena(node) of every node, in node order: what SparseEngine::attend and run_in_arenas take.
   const std::vector<tbb::task_arena*>& arenas() const { return arena_of_node_; }
+  /// `node`'s low-priority arena (the same threads and binding): for background work such as
+  /// re-evaluations, so that a step's work in arena(node) gets the workers as soon as their
+  /// current background task ends, instead of queueing behind all of them.
+  tbb::task_arena& background(int node);
 
  private:
   class NodeBinder;
@@ -226,6 +230,7 @@ class Pool {
   bool bound_ = false;
   std::vector<std::string> diagnostics_;
   std::vector<std::unique_ptr<tbb::task_arena>> arenas_;  // per node; null without threads
+  std::vector<std::unique_ptr<tbb::task_arena>> background_;  // per node, low priority; null likewise
   std::vector<tbb::task_arena*> arena_of_node_;            // per node: arena(node)
   std::vector<std::unique_ptr<NodeBinder>> binders_;      // destroyed before the arenas
 };

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <oneapi/tbb/parallel_for.h>
+
 #include "cpu/attention_host.hpp"
 #include "dtype.hpp"
 
@@ -33,10 +35,12 @@ void run_reevaluation(Reevaluation& job) {
     const auto hkv = static_cast<int32_t>(job.blocks.size());
     const int64_t hq = static_cast<int64_t>(hkv) * job.group;
     const auto* q = reinterpret_cast<const T*>(job.q.data());
-    std::vector<float> o(static_cast<std::size_t>(job.n_rows) * job.group * job.head_dim);
-    std::vector<float> lse(static_cast<std::size_t>(job.n_rows) * job.group);
     job.weights.assign(static_cast<std::size_t>(hkv), {});
-    for (int32_t h = 0; h < hkv; ++h) {
+    // A task per KV head: the heads are independent, and shorter tasks let a worker of the
+    // low-priority arena that runs re-evaluations leave for a step's work sooner.
+    tbb::parallel_for(int32_t{0}, hkv, [&](int32_t h) {
+      std::vector<float> o(static_cast<std::size_t>(job.n_rows) * job.group * job.head_dim);
+      std::vector<float> lse(static_cast<std::size_t>(job.n_rows) * job.group);
       std::vector<cpu::KvSegment<T>> segments;
       int64_t left = job.store_size;
       for (const auto& block : job.blocks[h]) {
@@ -61,7 +65,7 @@ void run_reevaluation(Reevaluation& job) {
       p.lse_row_stride = job.group;
       p.weights = job.weights[h].data();
       cpu::attend_group(p);
-    }
+    });
   });
   job.done.store(true, std::memory_order_release);
 }
