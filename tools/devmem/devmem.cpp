@@ -29,6 +29,19 @@ Status no_cuda() { return {StatusCode::kUnsupported, "this build has no CUDA"}; 
 
 }  // namespace
 
+Status set_host_wait(HostWait wait) {
+#ifdef HGCA_WITH_CUDA
+  const unsigned flag = wait == HostWait::kSpin    ? cudaDeviceScheduleSpin
+                        : wait == HostWait::kYield ? cudaDeviceScheduleYield
+                        : wait == HostWait::kBlocking ? cudaDeviceScheduleBlockingSync
+                                                      : cudaDeviceScheduleAuto;
+  return HGCA_DEVMEM(cudaSetDeviceFlags(flag));
+#else
+  (void)wait;
+  return HGCA_DEVMEM();
+#endif
+}
+
 Stream::~Stream() {
 #ifdef HGCA_WITH_CUDA
   if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));

@@ -9,6 +9,14 @@
 
 namespace hgca::devmem {
 
+/// How a thread that waits for the current device (a stream's synchronize, and CUDA's own threads)
+/// waits: CUDA's cudaDeviceSchedule{Auto, Spin, Yield, BlockingSync}. auto spins while there are no
+/// more CUDA contexts than cores, so a waiting caller holds a core the CPU pool may need.
+enum class HostWait { kAuto, kSpin, kYield, kBlocking };
+/// Sets how threads wait for the current device; call before its context starts (before
+/// Runtime::create), else CUDA may refuse.
+Status set_host_wait(HostWait wait);
+
 /// A CUDA stream (non-blocking) owned by the caller; get() is the cudaStream_t.
 class Stream {
  public:

@@ -25,6 +25,7 @@
 #include "model/model.hpp"
 #include "model/tokenizer.hpp"
 #include "common/progress.hpp"
+#include "devmem/devmem.hpp"
 #include "synthetic.hpp"
 
 namespace {
@@ -69,6 +70,7 @@ struct Cli {
   hgca::Options options;  // method and execution; the model shape comes from the workload
   std::string dtype;      // empty: f32 for --model, bf16 for the synthetic workload
   std::string backend = "auto";
+  std::string cuda_wait = "auto";
   bool window_blocks_given = false;
   int32_t layers = 4, q_heads = 16, kv_heads = 4, head_dim = 64;
   hgca::decode::SyntheticWorkload synthetic;
@@ -80,6 +82,7 @@ struct Summary {
   std::string workload;
   hgca::Options options;  // as the runtime holds them
   hgca::Backend backend = hgca::Backend::kAuto;  // the one the runtime resolved to
+  std::string cuda_wait;  // --cuda-wait
   int32_t batch = 1;
   int64_t prefill_tokens = 0;  // per sequence
   int32_t prefill_steps = 0;
@@ -279,6 +282,7 @@ void print_json(const Summary& s) {
   j["dtype"] = hgca::to_string(o.dtype);
   j["backend"] = hgca::to_string(s.backend);
   j["threads"] = o.threads;
+  j["cuda_wait"] = s.cuda_wait;
   j["alpha"] = shortest_decimal(o.alpha);
   j["beta"] = shortest_decimal(o.beta);
   j["window_blocks"] = o.window_blocks;
@@ -341,6 +345,7 @@ int run_model(const Cli& cli) {
   if (!status) return fail(status);
 
   Summary s;
+  s.cuda_wait = cli.cuda_wait;
   s.workload = "model " + cli.model_path;
   // Re-evaluations still in flight are published first, so the statistics describe the end state.
   status = attention->runtime().synchronize();
@@ -390,6 +395,7 @@ int run_synthetic(const Cli& cli) {
   if (!status) return fail(status);
 
   Summary s;
+  s.cuda_wait = cli.cuda_wait;
   s.workload = "synthetic";
   status = runtime->synchronize();
   if (status) status = collect_layer_stats(*runtime, &s.layers);
@@ -464,6 +470,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "host", "cuda"}))->group(exec_group);
   app.add_option("--threads", o.threads, "CPU worker threads, 0 = all cores")->capture_default_str()
       ->group(exec_group);
+  app.add_option("--cuda-wait", cli.cuda_wait, "how this process's threads wait for the GPU (CUDA's device schedule "
+                 "flag): auto (CUDA's choice: spin while cores outnumber contexts), spin, yield, blocking (sleep "
+                 "until the GPU signals: frees the waiting thread's core for the CPU pool)")
+      ->capture_default_str()->check(CLI::IsMember({"auto", "spin", "yield", "blocking"}))->group(exec_group);
   app.add_option("--overflow", o.overflow, "the CUDA backend's overflow policy: auto (a cost model moves context "
                  "sets to the GPU when that shortens the call), off (the CPU attends them all), always (every "
                  "non-empty one moves)")
@@ -499,6 +509,20 @@ int main(int argc, char** argv) {
   }
   cli.options.backend = parse_backend(cli.backend);
   cli.window_blocks_given = window_blocks->count() > 0;
+  if (cli.cuda_wait != "auto") {
+    if (cli.options.backend == hgca::Backend::kHost) {
+      fmt::print(stderr, "hgca-decode: error: --cuda-wait {} needs the CUDA backend, got --backend host\n", cli.cuda_wait);
+      return 2;
+    }
+    // Before the runtime creates the device's context.
+    const auto wait = cli.cuda_wait == "spin"    ? hgca::devmem::HostWait::kSpin
+                      : cli.cuda_wait == "yield" ? hgca::devmem::HostWait::kYield
+                                                 : hgca::devmem::HostWait::kBlocking;
+    if (const Status st = hgca::devmem::set_host_wait(wait); !st) {
+      fmt::print(stderr, "hgca-decode: error: --cuda-wait {}: {}\n", cli.cuda_wait, st.message());
+      return 1;
+    }
+  }
   try {
     return cli.model_path.empty() ? run_synthetic(cli) : run_model(cli);
   } catch (const std::exception& e) {  // allocation failures and the like, from the tool's own code
