@@ -210,6 +210,28 @@ TEST(Pool, ArenasPerNodeOnASyntheticMachine) {
   }
 }
 
+// Each node's background arena (re-evaluations) has half the node's threads, at least one, so that
+// a step's work keeps cores; a node without threads uses the first node that has some, as arena() does.
+TEST(Pool, BackgroundArenasHaveHalfTheThreads) {
+  std::unique_ptr<Pool> pool;
+  PoolOptions o;
+  o.threads_per_node = 0;
+  o.tbb_numa_nodes = std::vector<int>{-1};
+  const Status s = Pool::create(synthetic("pack:3 numa:1 core:5 pu:1"), o, &pool);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  ASSERT_THAT(pool->threads_per_node(), ElementsAre(5, 5, 5));
+  for (int node = 0; node < 3; ++node) {
+    EXPECT_EQ(pool->background(node).max_concurrency(), 2) << "node " << node;
+    EXPECT_EQ(pool->arena(node).max_concurrency(), 5) << "node " << node;
+    EXPECT_NE(&pool->background(node), &pool->arena(node));
+  }
+  std::unique_ptr<Pool> one;
+  o.threads_per_node = 1;
+  ASSERT_TRUE(Pool::create(synthetic("pack:2 numa:1 core:2 pu:1"), o, &one).is_ok());
+  EXPECT_EQ(one->background(1).max_concurrency(), 1);
+  EXPECT_EQ(&one->background(7), &one->background(0));  // no such node: the first node's
+}
+
 TEST(Pool, ThisMachine) {
   std::shared_ptr<const Topology> t;
   ASSERT_TRUE(Topology::from_machine(&t).is_ok());
