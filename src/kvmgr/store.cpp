@@ -6,6 +6,7 @@
 #include <bit>
 #include <cassert>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include <fmt/format.h>
@@ -146,12 +147,8 @@ void DramStore::make_entry_room(const PreparedAppend& prepared) {
 void DramStore::fill_append(PreparedAppend& prepared, std::span<const Rows> pieces) const {
   const int32_t hkv = n_kv_heads();
   const std::size_t token_row_bytes = head_row_bytes_ * hkv;
-  // Runs of rows in parallel (an append of one block still keeps several threads busy), each read
-  // front to back, every head's row to its block.
-  constexpr int64_t kRowsPerTask = 16;
-  tbb::parallel_for(int64_t{0}, (prepared.count + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task) {
-    int64_t t = task * kRowsPerTask;  // entry of the append
-    const int64_t end = std::min(prepared.count, t + kRowsPerTask);
+  // Entries [t, end), read front to back, every head's row to its block.
+  auto copy_rows = [&](int64_t t, int64_t end) {
     std::size_t p = 0;
     int64_t r = t;  // row t within pieces[p]
     while (r >= pieces[p].count) r -= pieces[p++].count;
@@ -170,7 +167,18 @@ void DramStore::fill_append(PreparedAppend& prepared, std::span<const Rows> piec
         std::memcpy(dst + block_v_offset_, v + h * head_row_bytes_, head_row_bytes_);
       }
     }
-  });
+  };
+  // Runs of rows in parallel, so that an append of one block still keeps several threads busy.
+  constexpr int64_t kRowsPerTask = 16;
+  try {
+    tbb::parallel_for(int64_t{0}, (prepared.count + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task) {
+      copy_rows(task * kRowsPerTask, std::min(prepared.count, (task + 1) * kRowsPerTask));
+    });
+  } catch (const std::bad_alloc&) {
+    // No memory for the pool's tasks: the copies (which may be redone) in this thread, so that
+    // evicted entries are never left behind.
+    copy_rows(0, prepared.count);
+  }
 }
 
 void DramStore::commit_append(PreparedAppend&& prepared, const float* maw, uint32_t n_ref,

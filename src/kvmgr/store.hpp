@@ -125,8 +125,8 @@ class DramStore {
   }
   /// Copies the entries' K and V, oldest first, from `pieces` (prepared.count rows in all) into the
   /// prepared blocks, runs of rows in parallel (in the caller's arena; make_room, commit_append and
-  /// apply_reevaluation work per KV head there too). Changes nothing visible; fails only where the
-  /// pool cannot allocate a task.
+  /// apply_reevaluation work per KV head there too). Changes nothing visible. Cannot fail: without
+  /// memory for the pool's tasks it copies in the calling thread.
   void fill_append(PreparedAppend& prepared, std::span<const Rows> pieces) const;
   /// Appends the prepared entries with their MAW [Hkv, count], all judged against `n_ref`, then
   /// selects among them. Strong guarantee: on an exception the store is as it was.
