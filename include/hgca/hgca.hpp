@@ -302,7 +302,9 @@ class Runtime {
   virtual Status read_kv(int32_t layer, SeqId id, void* k_out, void* v_out) const = 0;
 
   /// Waits for all enqueued work (CUDA backend) and for asynchronous re-evaluations, and publishes
-  /// them. layer_stats, sequence_length and read_kv wait for enqueued work themselves.
+  /// them. layer_stats, sequence_length and read_kv wait for enqueued work themselves. Calls
+  /// captured into a CUDA graph are the caller's to wait for: synchronize the stream the graph was
+  /// launched on first (the runtime does not see the launch).
   virtual Status synchronize() = 0;
 };
 
