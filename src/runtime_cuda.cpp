@@ -855,7 +855,11 @@ class CudaRuntime final : public RuntimeBase {
     parity_[layer] ^= 1;
     if (!capturing) transfer_clock_.collect();  // event queries would invalidate a global-mode capture
     retire();
-    jobs_.push_back(std::move(job));
+    if (capturing) {
+      captured_jobs_.push_back(std::move(job));
+    } else {
+      jobs_.push_back(std::move(job));
+    }
     return Status::ok();
   }
 
@@ -930,12 +934,9 @@ class CudaRuntime final : public RuntimeBase {
     return Status::ok();
   }
 
-  /// Frees the jobs whose host functions have all run (jobs inside a graph live as long as we do).
+  /// Frees the jobs whose host functions have all run, in order (captured jobs are kept apart).
   void retire() {
-    while (!jobs_.empty() && !jobs_.front()->captured &&
-           jobs_.front()->finished.load(std::memory_order_acquire)) {
-      jobs_.pop_front();
-    }
+    while (!jobs_.empty() && jobs_.front()->finished.load(std::memory_order_acquire)) jobs_.pop_front();
   }
 
   int device_ = 0;
@@ -959,7 +960,10 @@ class CudaRuntime final : public RuntimeBase {
   /// Per layer: its last call when that call's rows still wait in staging for the host window.
   mutable std::vector<std::shared_ptr<CallJob>> unpushed_;
   std::unique_ptr<cpu::ScatterLanes> scatters_;  // FlashD2H's scatters, one lane per layer; set by init
-  std::deque<std::shared_ptr<CallJob>> jobs_;
+  std::deque<std::shared_ptr<CallJob>> jobs_;  // enqueued directly, until retired
+  /// Jobs inside a graph: its host functions may run whenever it is launched, so they live as long
+  /// as we do (apart from jobs_, where one would hold back the retirement of every later job).
+  std::vector<std::shared_ptr<CallJob>> captured_jobs_;
   mutable TransferClock transfer_clock_;
 
   // The overflow policy: the GPU's items (mapped: the plan writes them, the kernel reads them),
