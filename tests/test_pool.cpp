@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "cpu/placement.hpp"
@@ -210,19 +213,20 @@ TEST(Pool, ArenasPerNodeOnASyntheticMachine) {
   }
 }
 
-// Each node's background arena (re-evaluations) has half the node's threads, at least one, so that
-// a step's work keeps cores; a node without threads uses the first node that has some, as arena() does.
-TEST(Pool, BackgroundArenasHaveHalfTheThreads) {
+// Each node's background arena (re-evaluations) has threads / 2 − 1 workers, at least one, so that a
+// step's work keeps more than half the cores; a node without threads uses the first node that has
+// some, as arena() does.
+TEST(Pool, BackgroundArenasHaveFewerThanHalfTheThreads) {
   std::unique_ptr<Pool> pool;
   PoolOptions o;
   o.threads_per_node = 0;
   o.tbb_numa_nodes = std::vector<int>{-1};
-  const Status s = Pool::create(synthetic("pack:3 numa:1 core:5 pu:1"), o, &pool);
+  const Status s = Pool::create(synthetic("pack:3 numa:1 core:7 pu:1"), o, &pool);
   ASSERT_TRUE(s.is_ok()) << s.message();
-  ASSERT_THAT(pool->threads_per_node(), ElementsAre(5, 5, 5));
+  ASSERT_THAT(pool->threads_per_node(), ElementsAre(7, 7, 7));
   for (int node = 0; node < 3; ++node) {
     EXPECT_EQ(pool->background(node).max_concurrency(), 2) << "node " << node;
-    EXPECT_EQ(pool->arena(node).max_concurrency(), 5) << "node " << node;
+    EXPECT_EQ(pool->arena(node).max_concurrency(), 7) << "node " << node;
     EXPECT_NE(&pool->background(node), &pool->arena(node));
   }
   std::unique_ptr<Pool> one;
@@ -230,6 +234,23 @@ TEST(Pool, BackgroundArenasHaveHalfTheThreads) {
   ASSERT_TRUE(Pool::create(synthetic("pack:2 numa:1 core:2 pu:1"), o, &one).is_ok());
   EXPECT_EQ(one->background(1).max_concurrency(), 1);
   EXPECT_EQ(&one->background(7), &one->background(0));  // no such node: the first node's
+}
+
+// A task started in a background arena of one slot runs without anyone waiting for it (a
+// re-evaluation must publish while decode steps go on): the slot is a worker's, not a caller's.
+TEST(Pool, BackgroundTasksRunWithoutAWaitingCaller) {
+  std::unique_ptr<Pool> pool;
+  PoolOptions o;
+  o.threads_per_node = 2;
+  o.tbb_numa_nodes = std::vector<int>{-1};
+  ASSERT_TRUE(Pool::create(synthetic("pack:1 numa:1 core:2 pu:1"), o, &pool).is_ok());
+  ASSERT_EQ(pool->background(0).max_concurrency(), 1);
+  tbb::task_group tasks;
+  std::atomic<bool> ran{false};
+  pool->background(0).execute([&] { tasks.run([&] { ran = true; }); });
+  for (int i = 0; i < 2000 && !ran; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(ran) << "the task waited 10 s for a caller to join the arena";
+  pool->background(0).execute([&] { tasks.wait(); });
 }
 
 TEST(Pool, ThisMachine) {

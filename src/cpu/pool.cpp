@@ -346,19 +346,20 @@ Status Pool::create(std::shared_ptr<const Topology> topology, const PoolOptions&
     const int threads = pool->threads_[static_cast<std::size_t>(i)];
     if (threads <= 0) continue;
     const bool by_tbb = tbb_binds && std::find(tbb_nodes.begin(), tbb_nodes.end(), i) != tbb_nodes.end();
-    // Background work takes at most half the node's threads: a worker leaves it only when its
+    // Background work takes fewer than half the node's threads: a worker leaves it only when its
     // task ends, so with every core in it a step's work (and CUDA's callback thread) waited for
     // cores (hgca-decode's first decode steps after a prefill: 17-29 ms with all 16 threads there,
-    // under 1 ms with 8 of 16; bench/results/gpu-runtime/decode-steps).
-    const int background_threads = std::max(1, threads / 2);
-    for (auto [arena, slots, priority] :
-         {std::tuple{&pool->arenas_[static_cast<std::size_t>(i)], threads, tbb::task_arena::priority::normal},
-          {&pool->background_[static_cast<std::size_t>(i)], background_threads, tbb::task_arena::priority::low}}) {
+    // under 1 ms with 7 of 16; bench/results/gpu-runtime/decode-steps). Its slots are all
+    // workers' (none reserved for a caller): its tasks must run while nobody waits for them.
+    const int background_threads = std::max(1, threads / 2 - 1);
+    for (auto [arena, slots, reserved, priority] :
+         {std::tuple{&pool->arenas_[static_cast<std::size_t>(i)], threads, 1u, tbb::task_arena::priority::normal},
+          {&pool->background_[static_cast<std::size_t>(i)], background_threads, 0u, tbb::task_arena::priority::low}}) {
       if (by_tbb) {
-        *arena = std::make_unique<tbb::task_arena>(tbb::task_arena::constraints(i, slots), 1, priority);
+        *arena = std::make_unique<tbb::task_arena>(tbb::task_arena::constraints(i, slots), reserved, priority);
         continue;
       }
-      *arena = std::make_unique<tbb::task_arena>(slots, 1, priority);
+      *arena = std::make_unique<tbb::task_arena>(slots, reserved, priority);
       if (topo.is_this_system() && n > 1) {
         hwloc_obj_t obj = hwloc_get_obj_by_type(topo.handle(), HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
         pool->binders_.push_back(std::make_unique<NodeBinder>(**arena, topo.handle(), obj->cpuset));

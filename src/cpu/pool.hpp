@@ -216,9 +216,10 @@ class Pool {
   tbb::task_arena& arena(int node);
   /// arena(node) of every node, in node order: what SparseEngine::attend and run_in_arenas take.
   const std::vector<tbb::task_arena*>& arenas() const { return arena_of_node_; }
-  /// `node`'s low-priority arena (half its threads, the same binding): for background work such
-  /// as re-evaluations, so that a step's work in arena(node) keeps cores and gets the others as
-  /// soon as their current background task ends, instead of queueing behind all of them.
+  /// `node`'s low-priority arena (threads / 2 − 1 workers, at least one, the same binding): for
+  /// background work such as re-evaluations, so that a step's work in arena(node) keeps cores and
+  /// gets the others as soon as their current background task ends, instead of queueing behind
+  /// all of them. Its tasks run without a caller waiting in it.
   tbb::task_arena& background(int node);
 
  private:
