@@ -406,6 +406,7 @@ void RuntimeBase::start_reevaluations(const StepBatch& batch, int32_t layer,
       pool_->background(node).execute([&] { tasks.run([job = jobs[i]] { kvmgr::run_reevaluation(*job); }); });
     }
   }
+  jobs.clear();
 }
 
 void RuntimeBase::wait_reevaluations() {

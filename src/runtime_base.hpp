@@ -128,8 +128,9 @@ class RuntimeBase : public Runtime {
   /// non-empty store), its store as it is now; entries that do not are null.
   std::vector<std::shared_ptr<kvmgr::Reevaluation>> snapshot_reevaluations(const StepBatch& batch,
                                                                            int32_t layer, const void* q);
-  /// Runs the snapshots (deterministic: now, publishing them; otherwise in the arena of each
-  /// sequence's node).
+  /// Runs the snapshots (deterministic: now, publishing them; otherwise in the background arena of
+  /// each sequence's node) and empties `jobs`: the sequences hold them until they publish, so a
+  /// caller that lives on (a captured call's job) does not keep their store blocks.
   void start_reevaluations(const StepBatch& batch, int32_t layer,
                            std::vector<std::shared_ptr<kvmgr::Reevaluation>>& jobs);
   /// Waits for every node's running re-evaluations.
