@@ -71,6 +71,7 @@ struct Cli {
   std::string dtype;      // empty: f32 for --model, bf16 for the synthetic workload
   std::string backend = "auto";
   std::string cuda_wait = "auto";
+  std::string overflow = "auto";  // --overflow, into options.overflow after parsing
   bool window_blocks_given = false;
   int32_t layers = 4, q_heads = 16, kv_heads = 4, head_dim = 64;
   hgca::decode::SyntheticWorkload synthetic;
@@ -474,12 +475,10 @@ int main(int argc, char** argv) {
                  "flag): auto (CUDA's choice: spin while cores outnumber contexts), spin, yield, blocking (sleep "
                  "until the GPU signals: frees the waiting thread's core for the CPU pool)")
       ->capture_default_str()->check(CLI::IsMember({"auto", "spin", "yield", "blocking"}))->group(exec_group);
-  app.add_option("--overflow", o.overflow, "the CUDA backend's overflow policy: auto (a cost model moves context "
+  app.add_option("--overflow", cli.overflow, "the CUDA backend's overflow policy: auto (a cost model moves context "
                  "sets to the GPU when that shortens the call), off (the CPU attends them all), always (every "
                  "non-empty one moves)")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, hgca::OverflowMode>{
-          {"auto", hgca::OverflowMode::kAuto}, {"off", hgca::OverflowMode::kOff}, {"always", hgca::OverflowMode::kAlways}}))
-      ->default_str("auto")->group(exec_group);
+      ->capture_default_str()->check(CLI::IsMember({"auto", "off", "always"}))->group(exec_group);
   app.add_flag("--deterministic", o.deterministic, "re-evaluations publish before the next call (reproducible runs)")
       ->group(exec_group);
   app.add_flag("--json", cli.json, "print the summary as one JSON object on stdout")->group(exec_group);
@@ -508,6 +507,9 @@ int main(int argc, char** argv) {
     if (opt->count() > 0 && model->count() > 0) return app.exit(CLI::ExcludesError(opt->get_name(), "--model"));
   }
   cli.options.backend = parse_backend(cli.backend);
+  for (auto mode : {hgca::OverflowMode::kAuto, hgca::OverflowMode::kOff, hgca::OverflowMode::kAlways}) {
+    if (cli.overflow == hgca::to_string(mode)) cli.options.overflow = mode;
+  }
   cli.window_blocks_given = window_blocks->count() > 0;
   if (cli.cuda_wait != "auto") {
     if (cli.options.backend == hgca::Backend::kHost) {
