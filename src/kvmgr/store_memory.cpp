@@ -205,15 +205,8 @@ void StoreMemory::allocate(int node_index, std::size_t bytes, std::span<StoreSpa
         lock.unlock();
         std::unique_ptr<StoreChunk> grown = new_chunk(node_index, opt_.chunk_bytes, false);
         lock.lock();
-        try {
-          adopt(n, grown, true);
-        } catch (...) {
-          lock.unlock();
-          free_chunk_memory(*grown);
-          throw;
-        }
-        ++n.stats.sync_growths;
-        if (n.awaiting_registration > 0) work_cv_.notify_one();
+        adopt_or_free(n, grown, true, lock);
+        note_sync_growth(n);
       }
       StoreChunk* c = cls.partial;
       uint32_t slot;
@@ -248,16 +241,9 @@ StoreSpan StoreMemory::allocate_large(int node_index, std::size_t bytes) {
   chunk->slots = chunk->used = chunk->carved = 1;
   StoreChunk* c = chunk.get();
   std::unique_lock lock(mutex_);
-  try {
-    adopt(n, chunk, false);
-  } catch (...) {
-    lock.unlock();
-    free_chunk_memory(*chunk);
-    throw;
-  }
-  ++n.stats.sync_growths;
+  adopt_or_free(n, chunk, false, lock);
   n.stats.used_bytes += static_cast<int64_t>(c->bytes);
-  if (n.awaiting_registration > 0) work_cv_.notify_one();
+  note_sync_growth(n);
 
   StoreSpan span;
   span.owner_ = shared_from_this();
@@ -344,6 +330,23 @@ void StoreMemory::adopt(Node& n, std::unique_ptr<StoreChunk>& chunk, bool spare)
   n.stats.bound_chunks += c.bound ? 1 : 0;
   n.stats.registered_chunks += c.registered.load(std::memory_order_relaxed) ? 1 : 0;
   n.awaiting_registration += c.awaits_registration ? 1 : 0;
+}
+
+void StoreMemory::adopt_or_free(Node& n, std::unique_ptr<StoreChunk>& chunk, bool spare,
+                                std::unique_lock<std::mutex>& lock) {
+  try {
+    adopt(n, chunk, spare);
+  } catch (...) {
+    lock.unlock();  // free_chunk_memory takes the lock
+    free_chunk_memory(*chunk);
+    lock.lock();
+    throw;
+  }
+}
+
+void StoreMemory::note_sync_growth(Node& n) {
+  ++n.stats.sync_growths;
+  if (n.awaiting_registration > 0) work_cv_.notify_one();  // the background thread registers it
 }
 
 void StoreMemory::free_chunk_memory(StoreChunk& chunk) noexcept {
@@ -486,11 +489,8 @@ void StoreMemory::run_background() {
         n.growing = false;
         if (!grown) break;
         try {
-          adopt(n, grown, true);
+          adopt_or_free(n, grown, true, lock);
         } catch (const std::bad_alloc&) {
-          lock.unlock();
-          free_chunk_memory(*grown);
-          lock.lock();
           break;
         }
         ++n.stats.background_growths;

@@ -154,6 +154,11 @@ class StoreMemory : public std::enable_shared_from_this<StoreMemory> {
   std::unique_ptr<StoreChunk> new_chunk(int node, std::size_t bytes, bool background);
   /// Takes a chunk into the node's bookkeeping, spare or not (lock held); may throw bad_alloc.
   void adopt(Node& n, std::unique_ptr<StoreChunk>& chunk, bool spare);
+  /// adopt(), or on failure the chunk's memory freed and the exception rethrown, `lock` (on mutex_)
+  /// held again.
+  void adopt_or_free(Node& n, std::unique_ptr<StoreChunk>& chunk, bool spare, std::unique_lock<std::mutex>& lock);
+  /// A chunk grown by an allocating thread (lock held): counted, and handed to the thread that registers.
+  void note_sync_growth(Node& n);
   void free_chunk_memory(StoreChunk& chunk) noexcept;
   void release(StoreChunk* chunk, uint32_t slot) noexcept;
   void request_growth(Node& n);  // lock held
