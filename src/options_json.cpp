@@ -21,6 +21,7 @@ using nlohmann::json;
 constexpr const char* kIsaNames[] = {"auto", "portable", "avx2", "avx512", "avx512bf16"};
 constexpr const char* kPlacementNames[] = {"auto", "balanced", "gpu_local"};
 constexpr const char* kOverflowNames[] = {"auto", "off", "always"};
+constexpr const char* kHandoffNames[] = {"auto", "poll", "callback"};
 /// The overflow policy's rates: the JSON key of each and its field.
 constexpr std::pair<const char*, double Options::*> kOverflowRates[] = {
     {"overflow_cpu_gbps", &Options::overflow_cpu_gbps},         {"overflow_cpu_row_gbps", &Options::overflow_cpu_row_gbps},
@@ -148,6 +149,11 @@ const char* to_string(NumaPlacement placement) {
 const char* to_string(OverflowMode mode) {
   const auto i = static_cast<std::size_t>(mode);
   return i < std::size(kOverflowNames) ? kOverflowNames[i] : "unknown";
+}
+
+const char* to_string(HostHandoff handoff) {
+  const auto i = static_cast<std::size_t>(handoff);
+  return i < std::size(kHandoffNames) ? kHandoffNames[i] : "unknown";
 }
 
 Status load_options_json(const std::string& path, Options* inout) {

@@ -73,6 +73,9 @@ Status validate_options(const Options& o) {
       break;
     default: return error(kInvalidArgument, "backend = {}, expected auto, host or cuda", static_cast<int>(o.backend));
   }
+  if (static_cast<uint32_t>(o.handoff) > static_cast<uint32_t>(HostHandoff::kCallback)) {
+    return error(kInvalidArgument, "handoff = {}, expected auto, poll or callback", static_cast<int>(o.handoff));
+  }
   if (Status s = check_overflow_options(o); !s) return s;
   return validate_tuning(o);
 }

@@ -15,7 +15,8 @@
 //        start the scatter of the evicted entries into the store on the CPU pool; deterministic
 //        mode: start the re-evaluations]
 // (bracketed: when there is something to do; the GPU's sparse part whenever the policy is on).
-// The host functions read the step they belong to from a job that outlives the call, so nothing
+// The host functions (gpu::HostCalls: stream memory operations answered by a thread of ours, or
+// CUDA host functions) read the step they belong to from a job that outlives the call, so nothing
 // blocks the calling thread and the whole sequence can be captured into a CUDA graph.
 //
 // FlashD2H: rather than packing evicted blocks out of the ring with a kernel, each call copies its
@@ -68,8 +69,9 @@
 #include <utility>
 
 #include "cpu/flash_d2h.hpp"
-#include "gpu/sparse_attention.hpp"
+#include "gpu/host_calls.hpp"
 #include "gpu/host_memory.hpp"
+#include "gpu/sparse_attention.hpp"
 #include "gpu/window_attention.hpp"
 #include "gpu/window_commit.hpp"
 #include "merge/merge_cuda.hpp"
@@ -284,6 +286,7 @@ class CudaRuntime final : public RuntimeBase {
   ~CudaRuntime() override {
     cudaDeviceSynchronize();  // host functions of enqueued calls still point at this runtime
     if (scatters_) scatters_->wait_all();  // and so do the scatters they started
+    host_calls_.reset();
     for (cudaEvent_t e : {fork_, plan_ready_, cpu_done_, staged_, done_}) {
       if (e) cudaEventDestroy(e);
     }
@@ -315,6 +318,7 @@ class CudaRuntime final : public RuntimeBase {
     scatters_ = std::make_unique<cpu::ScatterLanes>(opt_.n_layers, *pool_->arenas()[static_cast<std::size_t>(lane_node)]);
     HGCA_CUDA_TRY(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
     HGCA_CUDA_TRY(cudaStreamCreateWithFlags(&d2h_, cudaStreamNonBlocking));
+    if (Status s = gpu::HostCalls::create(opt_.handoff, &host_calls_); !s) return s;
     for (cudaEvent_t* e : {&fork_, &plan_ready_, &cpu_done_, &staged_, &done_}) {
       HGCA_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
     }
@@ -401,7 +405,7 @@ class CudaRuntime final : public RuntimeBase {
     });
   }
 
-  // --- the host functions (CUDA's callback thread; they must not call CUDA) ---
+  // --- the host side of a call (HostCalls: its thread, or CUDA's callback thread; no CUDA calls) ---
 
   /// The plan: the layer's store is brought up to date (its last scatter, the previous call's
   /// staged rows) and finished re-evaluations are published, so the context sets are final for
@@ -742,16 +746,22 @@ class CudaRuntime final : public RuntimeBase {
 
     // C: the plan, then the query goes to the CPU (the stream has produced it).
     HGCA_CUDA_TRY(cudaStreamWaitEvent(side_, fork_, 0));
-    HGCA_CUDA_TRY(cudaLaunchHostFunc(side_, [](void* p) {
-      auto* j = static_cast<CallJob*>(p);
-      j->runtime->plan_part(*j);
-    }, job.get()));
+    if (Status s = host_calls_->launch(side_, [](void* p) {
+          auto* j = static_cast<CallJob*>(p);
+          j->runtime->plan_part(*j);
+        }, job.get(), capturing);
+        !s) {
+      return s;
+    }
     HGCA_CUDA_TRY(cudaEventRecord(plan_ready_, side_));
     HGCA_CUDA_TRY(cudaMemcpyAsync(q_host_.get(), q, rows * d * elem_size_, cudaMemcpyDeviceToHost, side_));
-    HGCA_CUDA_TRY(cudaLaunchHostFunc(side_, [](void* p) {
-      auto* j = static_cast<CallJob*>(p);
-      j->runtime->cpu_part(*j);
-    }, job.get()));
+    if (Status s = host_calls_->launch(side_, [](void* p) {
+          auto* j = static_cast<CallJob*>(p);
+          j->runtime->cpu_part(*j);
+        }, job.get(), capturing);
+        !s) {
+      return s;
+    }
     HGCA_CUDA_TRY(cudaEventRecord(cpu_done_, side_));
 
     // S: the window's part, meanwhile.
@@ -827,10 +837,10 @@ class CudaRuntime final : public RuntimeBase {
     if (Status s = timed(layer, stream, !capturing && job->evicts, [&]() -> Status {
           HGCA_CUDA_TRY(cudaStreamWaitEvent(stream, staged_, 0));
           if (job->evicts || job->reevaluates_after_merge) {
-            HGCA_CUDA_TRY(cudaLaunchHostFunc(stream, [](void* p) {
+            return host_calls_->launch(stream, [](void* p) {
               auto* j = static_cast<CallJob*>(p);
               j->runtime->commit_part(*j);
-            }, job.get()));
+            }, job.get(), capturing);
           }
           return Status::ok();
         });
@@ -960,6 +970,7 @@ class CudaRuntime final : public RuntimeBase {
   /// Per layer: its last call when that call's rows still wait in staging for the host window.
   mutable std::vector<std::shared_ptr<CallJob>> unpushed_;
   std::unique_ptr<cpu::ScatterLanes> scatters_;  // FlashD2H's scatters, one lane per layer; set by init
+  std::unique_ptr<gpu::HostCalls> host_calls_;    // the streams' hand-offs to the host side; set by init
   std::deque<std::shared_ptr<CallJob>> jobs_;  // enqueued directly, until retired
   /// Jobs inside a graph: its host functions may run whenever it is launched, so they live as long
   /// as we do (apart from jobs_, where one would hold back the retirement of every later job).

@@ -91,6 +91,7 @@ TEST(Headers, OptionsDefaultsAsDocumented) {
   EXPECT_EQ(o.backend, Backend::kAuto);
   EXPECT_EQ(o.threads, 0);
   EXPECT_FALSE(o.deterministic);
+  EXPECT_EQ(o.handoff, HostHandoff::kAuto);
   // CPU engine tuning.
   EXPECT_EQ(o.threads_per_node, 0);
   EXPECT_EQ(o.kv_split_tokens, 0);

@@ -485,6 +485,16 @@ TEST(ErrorsCreate, CudaBackendNeedsCudaAndAGpu) {
   EXPECT_EQ(rt, nullptr);
 }
 
+TEST(ErrorsCreate, BadHandoffIsNamed) {
+  Options o = test_options();
+  o.handoff = static_cast<HostHandoff>(7);
+  std::unique_ptr<Runtime> rt;
+  const Status s = Runtime::create(o, &rt);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("handoff = 7, expected auto, poll or callback"));
+  EXPECT_EQ(rt, nullptr);
+}
+
 TEST(ErrorsCreate, NullOut) {
   const Status s = Runtime::create(test_options(), nullptr);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);

@@ -39,6 +39,7 @@ typedef enum hgca_numa_placement {
   HGCA_NUMA_PLACEMENT_GPU_LOCAL = 2
 } hgca_numa_placement;
 typedef enum hgca_overflow { HGCA_OVERFLOW_AUTO = 0, HGCA_OVERFLOW_OFF = 1, HGCA_OVERFLOW_ALWAYS = 2 } hgca_overflow;
+typedef enum hgca_handoff { HGCA_HANDOFF_AUTO = 0, HGCA_HANDOFF_POLL = 1, HGCA_HANDOFF_CALLBACK = 2 } hgca_handoff;
 
 /* Mirrors hgca::Options; hgca_options_default() fills the documented defaults. */
 typedef struct hgca_options {
@@ -63,6 +64,8 @@ typedef struct hgca_options {
   double overflow_margin;
   double overflow_cpu_gbps, overflow_cpu_row_gbps, overflow_h2d_gbps, overflow_gpu_gbps, overflow_gpu_row_gbps,
       overflow_window_gbps;
+  /* CUDA backend: how its streams hand work to the host side (hgca::HostHandoff) */
+  hgca_handoff handoff;
 } hgca_options;
 
 /* Mirrors hgca::LayerStats but for the per-head context sizes, which hgca_get_layer_stats() writes apart. */

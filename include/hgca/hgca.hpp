@@ -44,6 +44,14 @@ enum class NumaPlacement : int32_t { kAuto = 0, kBalanced = 1, kGpuLocal = 2 };
 /// acts as kOff there and kAlways is refused.
 enum class OverflowMode : int32_t { kAuto = 0, kOff = 1, kAlways = 2 };
 
+/// How the CUDA backend's streams hand work to its host side (each call's plan and CPU attention,
+/// and the scatter of what it evicts). kPoll: stream memory operations on flags in pinned memory,
+/// watched by a thread of the runtime that spins while calls are near (a few µs per hand-off, one
+/// core busy while steps run); kCallback: CUDA host functions (cudaLaunchHostFunc: tens of µs each,
+/// no thread of ours); kAuto: kPoll where the driver has stream memory operations, else kCallback.
+/// The host backend ignores it.
+enum class HostHandoff : int32_t { kAuto = 0, kPoll = 1, kCallback = 2 };
+
 enum class StatusCode : int32_t {
   kOk = 0,
   kInvalidArgument = 1,     ///< a shape, dtype, id or parameter is wrong
@@ -60,6 +68,7 @@ const char* to_string(Backend backend);
 const char* to_string(CpuIsa isa);  ///< "auto", "portable", "avx2", "avx512", "avx512bf16"
 const char* to_string(NumaPlacement placement);    ///< "auto", "balanced", "gpu_local"
 const char* to_string(OverflowMode mode);          ///< "auto", "off", "always"
+const char* to_string(HostHandoff handoff);        ///< "auto", "poll", "callback"
 /// Bytes per element of `dtype`.
 std::size_t dtype_size(DType dtype);
 
@@ -117,6 +126,7 @@ struct Options {
   /// policy on, a context set whose store memory is not registered with CUDA yet is attended on the
   /// CPU, so bit-identical runs also need Runtime::synchronize between steps (it waits for that).
   bool deterministic = false;
+  HostHandoff handoff = HostHandoff::kAuto;  ///< CUDA backend: streams → host side (see HostHandoff)
 
   // --- CPU engine tuning (what hgca-tune writes; load_options_json reads) ---
   int32_t threads_per_node = 0;  ///< worker threads on each NUMA node; 0: every core of the node (`threads` caps the sum)

@@ -232,6 +232,38 @@ TEST(CudaGraph, CapturedDecodeStepsEqualDirectCallsWithEveryContextSetOnTheGpu) 
   expect_captured_equal_direct(OverflowMode::kAlways);
 }
 
+// The two hand-offs of the streams to the host side (stream memory operations answered by the
+// runtime's thread; CUDA host functions) run the same host side: bit-identical outputs, stores and
+// context sets over a prompt longer than the window, decode steps that evict, and captured steps.
+TEST(CudaHandoff, PollAndCallbackGiveIdenticalSteps) {
+  Options o = small_options(DType::kBFloat16);
+  o.overflow = OverflowMode::kAlways;
+  o.handoff = HostHandoff::kPoll;
+  Driver poll(o);
+  o.handoff = HostHandoff::kCallback;
+  Driver callback(o);
+  const std::vector<SeqId> ids{1, 4};
+  for (SeqId id : ids) {
+    ASSERT_TRUE(poll.rt().add_sequence(id).is_ok());
+    ASSERT_TRUE(callback.rt().add_sequence(id).is_ok());
+  }
+  std::mt19937_64 rng(17);
+  for (int step = 0; step < 24; ++step) {
+    const std::vector<int32_t> n_new = step == 0 ? std::vector<int32_t>{37, 20} : std::vector<int32_t>{1, 1};
+    const StepInputs in = make_inputs(o, n_new[0] + n_new[1], rng);
+    if (step < 16) {
+      poll.enqueue_step(ids, n_new, in);
+      callback.enqueue_step(ids, n_new, in);
+    } else {
+      enqueue_captured(poll, ids, n_new, in);
+      enqueue_captured(callback, ids, n_new, in);
+    }
+    ASSERT_EQ(poll.outputs(), callback.outputs()) << "step " << step;
+    settle(poll, callback);
+  }
+  for (SeqId id : ids) expect_same_history(poll.rt(), callback.rt(), id, o);
+}
+
 // A fresh runtime whose very first attention calls are made inside a stream capture (with lazy
 // loading, its kernels would be loaded there unless create() loaded them), then every later step
 // captured too, each graph launched once: the same outputs, stores and context sets as the same

@@ -72,6 +72,7 @@ struct Cli {
   std::string backend = "auto";
   std::string cuda_wait = "auto";
   std::string overflow = "auto";  // --overflow, into options.overflow after parsing
+  std::string handoff = "auto";   // --handoff, into options.handoff after parsing
   bool window_blocks_given = false;
   int32_t layers = 4, q_heads = 16, kv_heads = 4, head_dim = 64;
   hgca::decode::SyntheticWorkload synthetic;
@@ -293,6 +294,7 @@ void print_json(const Summary& s) {
   j["heads_per_task"] = o.heads_per_task;
   j["deterministic"] = o.deterministic;
   j["overflow"] = hgca::to_string(o.overflow);
+  j["handoff"] = hgca::to_string(o.handoff);
   if (s.fidelity) {
     j["fidelity_positions"] = s.fidelity->positions;
     j["top1_agreement"] = s.fidelity->top1_agreement;
@@ -479,6 +481,10 @@ int main(int argc, char** argv) {
                  "sets to the GPU when that shortens the call), off (the CPU attends them all), always (every "
                  "non-empty one moves)")
       ->capture_default_str()->check(CLI::IsMember({"auto", "off", "always"}))->group(exec_group);
+  app.add_option("--handoff", cli.handoff, "how the CUDA backend's streams hand each call's plan and CPU part to the "
+                 "host: auto (poll where the driver allows), poll (a thread of the runtime watches flags that the "
+                 "streams write: a few µs, one core busy while steps run), callback (CUDA host functions: tens of µs)")
+      ->capture_default_str()->check(CLI::IsMember({"auto", "poll", "callback"}))->group(exec_group);
   app.add_flag("--deterministic", o.deterministic, "re-evaluations publish before the next call (reproducible runs)")
       ->group(exec_group);
   app.add_flag("--json", cli.json, "print the summary as one JSON object on stdout")->group(exec_group);
@@ -509,6 +515,9 @@ int main(int argc, char** argv) {
   cli.options.backend = parse_backend(cli.backend);
   for (auto mode : {hgca::OverflowMode::kAuto, hgca::OverflowMode::kOff, hgca::OverflowMode::kAlways}) {
     if (cli.overflow == hgca::to_string(mode)) cli.options.overflow = mode;
+  }
+  for (auto mode : {hgca::HostHandoff::kAuto, hgca::HostHandoff::kPoll, hgca::HostHandoff::kCallback}) {
+    if (cli.handoff == hgca::to_string(mode)) cli.options.handoff = mode;
   }
   cli.window_blocks_given = window_blocks->count() > 0;
   if (cli.cuda_wait != "auto") {

@@ -1,0 +1,200 @@
+// Host functions on a stream through stream memory operations and a thread of ours (host_calls.hpp).
+#include "gpu/host_calls.hpp"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <immintrin.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "status_error.hpp"
+
+namespace hgca::gpu {
+namespace {
+
+// Slots for calls in flight and for every captured call (they are never reused): 64 KiB of
+// slots' cache lines. A call finding none falls back to cudaLaunchHostFunc.
+constexpr uint32_t kSlots = 1024;
+// The thread spins this long after its last call before it sleeps: a decode step's next call comes
+// within it. Asleep, it still looks at captured slots (their graph may be launched any time) this
+// often, and wakes at once for a direct call.
+constexpr auto kSpin = std::chrono::milliseconds(2);
+constexpr auto kNap = std::chrono::microseconds(100);
+
+uint32_t load(const uint32_t& word) { return std::atomic_ref<const uint32_t>(word).load(std::memory_order_acquire); }
+void store(uint32_t& word, uint32_t v) { std::atomic_ref<uint32_t>(word).store(v, std::memory_order_release); }
+
+}  // namespace
+
+Status HostCalls::create(HostHandoff mode, std::unique_ptr<HostCalls>* out) {
+  if (mode == HostHandoff::kCallback) {
+    out->reset(new HostCalls(HostHandoff::kCallback));
+    return Status::ok();
+  }
+  void* write_value = nullptr;
+  void* wait_value = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  bool have = cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &write_value, 12000, cudaEnableDefault, &found) ==
+                  cudaSuccess && found == cudaDriverEntryPointSuccess;
+  have = have && cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &wait_value, 12000, cudaEnableDefault, &found) ==
+                     cudaSuccess && found == cudaDriverEntryPointSuccess;
+  cudaGetLastError();
+  if (!have) {
+    if (mode == HostHandoff::kPoll) {
+      return Status(StatusCode::kUnsupported,
+                    "create: handoff = poll needs the driver's stream memory operations (cuStreamWaitValue32), "
+                    "which it does not offer; use auto or callback");
+    }
+    out->reset(new HostCalls(HostHandoff::kCallback));
+    return Status::ok();
+  }
+  std::unique_ptr<HostCalls> hc(new HostCalls(HostHandoff::kPoll));
+  hc->write_value_ = write_value;
+  hc->wait_value_ = wait_value;
+  void* host = nullptr;
+  if (cudaHostAlloc(&host, kSlots * sizeof(Slot), cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
+    cudaGetLastError();
+    return Status(StatusCode::kOutOfMemory, "create: no pinned host memory for the host-call slots");
+  }
+  hc->slots_ = static_cast<Slot*>(host);
+  void* dev = nullptr;
+  if (cudaHostGetDevicePointer(&dev, host, 0) != cudaSuccess) {
+    cudaGetLastError();
+    return Status(StatusCode::kInternal, "create: the host-call slots have no device address");
+  }
+  hc->slots_dev_ = reinterpret_cast<unsigned long long>(dev);
+  hc->capacity_ = kSlots;
+  hc->entries_.resize(kSlots);
+  hc->served_.assign(kSlots, false);
+  for (uint32_t i = kSlots; i-- > 0;) {
+    hc->slots_[i] = {};
+    hc->free_.push_back(i);
+  }
+  hc->thread_ = std::thread([p = hc.get()] { p->serve(); });
+  *out = std::move(hc);
+  return Status::ok();
+}
+
+HostCalls::~HostCalls() {
+  if (thread_.joinable()) {
+    stop_.store(true);
+    wake_.notify_one();
+    thread_.join();
+  }
+  if (slots_) cudaFreeHost(slots_);
+}
+
+Status HostCalls::launch(cudaStream_t stream, Fn fn, void* arg, bool captured) {
+  uint32_t slot = capacity_;
+  if (mode_ == HostHandoff::kPoll) {
+    std::lock_guard lock(mutex_);
+    if (!free_.empty()) {
+      slot = free_.back();
+      free_.pop_back();
+    }
+  }
+  if (slot == capacity_) {
+    if (mode_ == HostHandoff::kPoll) fallbacks_.fetch_add(1, std::memory_order_relaxed);
+    if (cudaError_t e = cudaLaunchHostFunc(stream, fn, arg); e != cudaSuccess) {
+      return Status(StatusCode::kInternal, std::string("cudaLaunchHostFunc failed: ") + cudaGetErrorString(e));
+    }
+    return Status::ok();
+  }
+  Slot& s = slots_[slot];
+  store(s.req, 0);
+  store(s.done, 0);
+  const auto write = reinterpret_cast<PFN_cuStreamWriteValue32_v11070>(write_value_);
+  const auto wait = reinterpret_cast<PFN_cuStreamWaitValue32_v11070>(wait_value_);
+  const CUdeviceptr req = slots_dev_ + slot * sizeof(Slot) + offsetof(Slot, req);
+  const CUdeviceptr done = slots_dev_ + slot * sizeof(Slot) + offsetof(Slot, done);
+  const auto cs = reinterpret_cast<CUstream>(stream);
+  // The write of req follows the stream's earlier work (a fence precedes it by default).
+  CUresult r = write(cs, req, 1, CU_STREAM_WRITE_VALUE_DEFAULT);
+  if (r == CUDA_SUCCESS) r = wait(cs, done, 1, CU_STREAM_WAIT_VALUE_EQ);
+  if (r == CUDA_SUCCESS) r = write(cs, done, 0, CU_STREAM_WRITE_VALUE_DEFAULT);
+  if (r != CUDA_SUCCESS) {
+    // Nothing runs the slot: it goes back (a partly enqueued call on a capture invalidates it anyway).
+    std::lock_guard lock(mutex_);
+    free_.push_back(slot);
+    return Status(StatusCode::kInternal, "a stream memory operation failed (CUresult " + std::to_string(r) + ")");
+  }
+  {
+    std::lock_guard lock(mutex_);
+    entries_[slot] = {fn, arg, captured};
+    active_.push_back(slot);
+    version_.fetch_add(1, std::memory_order_release);
+  }
+  wake_.notify_one();
+  return Status::ok();
+}
+
+uint32_t HostCalls::slots_in_use() {
+  std::lock_guard lock(mutex_);
+  return capacity_ - static_cast<uint32_t>(free_.size());
+}
+
+/// One pass over the watched slots: runs the calls whose stream has arrived, frees the direct calls'
+/// slots once their stream has gone past. Returns whether a direct call is still in flight.
+bool HostCalls::poll_once() {
+  if (const uint64_t v = version_.load(std::memory_order_acquire); v != seen_) {
+    std::lock_guard lock(mutex_);
+    watched_.clear();
+    for (const uint32_t i : active_) watched_.emplace_back(i, entries_[i]);
+    seen_ = version_.load(std::memory_order_relaxed);
+  }
+  bool in_flight = false;
+  for (const auto& [i, e] : watched_) {
+    Slot& s = slots_[i];
+    if (load(s.req) == 1) {
+      store(s.req, 0);
+      e.fn(e.arg);
+      store(s.done, 1);
+      served_[i] = !e.captured;
+      in_flight |= !e.captured;
+    } else if (!e.captured) {
+      if (served_[i] && load(s.done) == 0) {  // the stream has reset it and will not look at it again
+        served_[i] = false;
+        std::lock_guard lock(mutex_);
+        free_.push_back(i);
+        std::erase(active_, i);
+        version_.fetch_add(1, std::memory_order_release);
+      } else {
+        in_flight = true;
+      }
+    }
+  }
+  return in_flight;
+}
+
+void HostCalls::serve() {
+  auto last = std::chrono::steady_clock::now();
+  int idle = 0;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    if (poll_once()) {
+      last = std::chrono::steady_clock::now();
+      idle = 0;
+      continue;
+    }
+    if (++idle < 64) {
+      _mm_pause();
+      continue;
+    }
+    idle = 0;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last < kSpin) {
+      std::this_thread::yield();  // others (the pool's workers) may need this core
+      continue;
+    }
+    std::unique_lock lock(mutex_);
+    const bool captured = std::any_of(active_.begin(), active_.end(), [&](uint32_t i) { return entries_[i].captured; });
+    if (captured) {
+      wake_.wait_for(lock, kNap);
+    } else {
+      wake_.wait(lock, [&] { return stop_.load() || !active_.empty(); });
+    }
+    last = std::chrono::steady_clock::now();
+  }
+}
+
+}  // namespace hgca::gpu

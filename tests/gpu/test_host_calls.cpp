@@ -1,0 +1,128 @@
+// gpu::HostCalls: a host function on a stream holds the stream's later work until it has returned,
+// in order, directly and at every launch of a captured graph, in both hand-off modes; poll mode frees
+// a direct call's slot once its stream is past it, and falls back to CUDA host functions when all
+// slots are taken.
+#include "gpu/host_calls.hpp"
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "gpu/device_buffer.hpp"
+#include "gpu/stream_gate.hpp"
+
+namespace hgca::gpu {
+namespace {
+
+/// What each call does: it counts itself and writes the count into pinned memory, which the stream
+/// then copies to the device; the copy reads the word only after the call has returned.
+struct Probe {
+  std::atomic<int> calls{0};
+  int* word = nullptr;  // pinned
+  static void run(void* p) {
+    auto* probe = static_cast<Probe*>(p);
+    *probe->word = probe->calls.fetch_add(1) + 1;
+  }
+};
+
+class HostCallsTest : public ::testing::TestWithParam<HostHandoff> {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(HostCalls::create(GetParam(), &calls_).is_ok());
+    ASSERT_EQ(cudaHostAlloc(&probe_.word, sizeof(int), cudaHostAllocDefault), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
+  }
+  void TearDown() override {
+    if (stream_) cudaStreamSynchronize(stream_);
+    calls_.reset();
+    if (stream_) cudaStreamDestroy(stream_);
+    cudaFreeHost(probe_.word);
+  }
+  /// `n` calls, each followed by the copy of its word into dev[first + i].
+  void enqueue(int n, int* dev, int first, bool captured) {
+    for (int i = 0; i < n; ++i) {
+      ASSERT_TRUE(calls_->launch(stream_, &Probe::run, &probe_, captured).is_ok());
+      ASSERT_EQ(cudaMemcpyAsync(dev + first + i, probe_.word, sizeof(int), cudaMemcpyHostToDevice, stream_), cudaSuccess);
+    }
+  }
+  std::vector<int> read(const int* dev, int n) {
+    std::vector<int> out(static_cast<std::size_t>(n));
+    EXPECT_EQ(cudaMemcpy(out.data(), dev, n * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    return out;
+  }
+  std::unique_ptr<HostCalls> calls_;
+  Probe probe_;
+  cudaStream_t stream_ = nullptr;
+};
+
+TEST_P(HostCallsTest, EachCallHoldsTheStreamUntilItHasReturned) {
+  if (GetParam() != HostHandoff::kCallback) {
+    EXPECT_EQ(calls_->mode(), HostHandoff::kPoll) << "the driver lacks stream memory operations";
+  }
+  // 3000 calls enqueued behind a closed gate: more than there are slots, so poll mode falls back.
+  constexpr int kCalls = 3000;
+  test::DevBuf<int> dev(kCalls);
+  {
+    test::StreamGate gate(stream_);
+    enqueue(kCalls, dev.p, 0, false);
+    gate.open();
+  }
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  EXPECT_EQ(probe_.calls.load(), kCalls);
+  const std::vector<int> got = read(dev.p, kCalls);
+  for (int i = 0; i < kCalls; ++i) ASSERT_EQ(got[i], i + 1) << "copy " << i << " ran before its call returned";
+  if (calls_->mode() == HostHandoff::kPoll) {
+    EXPECT_GT(calls_->fallbacks(), 0u);
+  }
+}
+
+TEST_P(HostCallsTest, CapturedCallsRunAtEveryLaunch) {
+  constexpr int kPerGraph = 3, kLaunches = 4;
+  test::DevBuf<int> dev(kPerGraph);
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal), cudaSuccess);
+  enqueue(kPerGraph, dev.p, 0, true);
+  ASSERT_EQ(cudaStreamEndCapture(stream_, &graph), cudaSuccess);
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  EXPECT_EQ(probe_.calls.load(), 0) << "a captured call ran at capture";
+  for (int l = 0; l < kLaunches; ++l) {
+    ASSERT_EQ(cudaGraphLaunch(exec, stream_), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    EXPECT_EQ(probe_.calls.load(), (l + 1) * kPerGraph) << "launch " << l;
+    EXPECT_EQ(read(dev.p, kPerGraph), (std::vector<int>{l * kPerGraph + 1, l * kPerGraph + 2, l * kPerGraph + 3}))
+        << "launch " << l;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+TEST_P(HostCallsTest, DirectCallsFreeTheirSlots) {
+  if (calls_->mode() != HostHandoff::kPoll) GTEST_SKIP() << "callback mode has no slots";
+  // Rounds of 800 calls in flight: with the last round's slots not given back, a round would fall back.
+  constexpr int kRound = 800;
+  test::DevBuf<int> dev(kRound);
+  for (int round = 0; round < 4; ++round) {
+    {
+      test::StreamGate gate(stream_);
+      enqueue(kRound, dev.p, 0, false);
+      gate.open();
+    }
+    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (calls_->slots_in_use() > 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    ASSERT_EQ(calls_->slots_in_use(), 0u) << "round " << round;
+  }
+  EXPECT_EQ(calls_->fallbacks(), 0u);
+  EXPECT_EQ(probe_.calls.load(), 4 * kRound);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, HostCallsTest, ::testing::Values(HostHandoff::kPoll, HostHandoff::kCallback),
+                         [](const ::testing::TestParamInfo<HostHandoff>& p) { return std::string(to_string(p.param)); });
+
+}  // namespace
+}  // namespace hgca::gpu
