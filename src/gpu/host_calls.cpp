@@ -13,9 +13,6 @@
 namespace hgca::gpu {
 namespace {
 
-// Slots for calls in flight and for every captured call (they are never reused): 64 KiB of
-// slots' cache lines. A call finding none falls back to cudaLaunchHostFunc.
-constexpr uint32_t kSlots = 1024;
 // The thread spins this long after its last call before it sleeps: a decode step's next call comes
 // within it. Asleep, it still looks at captured slots (their graph may be launched any time) this
 // often, and wakes at once for a direct call.
@@ -27,7 +24,7 @@ void store(uint32_t& word, uint32_t v) { std::atomic_ref<uint32_t>(word).store(v
 
 }  // namespace
 
-Status HostCalls::create(HostHandoff mode, std::unique_ptr<HostCalls>* out) {
+Status HostCalls::create(HostHandoff mode, std::unique_ptr<HostCalls>* out, uint32_t slots) {
   if (mode == HostHandoff::kCallback) {
     out->reset(new HostCalls(HostHandoff::kCallback));
     return Status::ok();
@@ -53,7 +50,7 @@ Status HostCalls::create(HostHandoff mode, std::unique_ptr<HostCalls>* out) {
   hc->write_value_ = write_value;
   hc->wait_value_ = wait_value;
   void* host = nullptr;
-  if (cudaHostAlloc(&host, kSlots * sizeof(Slot), cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
+  if (cudaHostAlloc(&host, slots * sizeof(Slot), cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
     cudaGetLastError();
     return Status(StatusCode::kOutOfMemory, "create: no pinned host memory for the host-call slots");
   }
@@ -64,10 +61,10 @@ Status HostCalls::create(HostHandoff mode, std::unique_ptr<HostCalls>* out) {
     return Status(StatusCode::kInternal, "create: the host-call slots have no device address");
   }
   hc->slots_dev_ = reinterpret_cast<unsigned long long>(dev);
-  hc->capacity_ = kSlots;
-  hc->entries_.resize(kSlots);
-  hc->served_.assign(kSlots, false);
-  for (uint32_t i = kSlots; i-- > 0;) {
+  hc->capacity_ = slots;
+  hc->entries_.resize(slots);
+  hc->served_.assign(slots, false);
+  for (uint32_t i = slots; i-- > 0;) {
     hc->slots_[i] = {};
     hc->free_.push_back(i);
   }

@@ -29,9 +29,13 @@ class HostCalls {
  public:
   using Fn = void (*)(void*);
 
+  /// Slots for calls in flight and for every captured call (never reused): 64 KiB of cache lines.
+  static constexpr uint32_t kDefaultSlots = 1024;
+
   /// kAuto takes kPoll where the driver has stream memory operations, kCallback otherwise; kPoll
-  /// where it has not fails with kUnsupported. `device` is current.
-  static Status create(HostHandoff mode, std::unique_ptr<HostCalls>* out);
+  /// where it has not fails with kUnsupported. A call that finds none of the `slots` free goes to
+  /// cudaLaunchHostFunc instead.
+  static Status create(HostHandoff mode, std::unique_ptr<HostCalls>* out, uint32_t slots = kDefaultSlots);
   ~HostCalls();  // the streams must be idle: a pending call would wait for a thread that is gone
   HostCalls(const HostCalls&) = delete;
   HostCalls& operator=(const HostCalls&) = delete;

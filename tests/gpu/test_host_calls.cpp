@@ -31,8 +31,10 @@ struct Probe {
 
 class HostCallsTest : public ::testing::TestWithParam<HostHandoff> {
  protected:
+  // Few slots, so that a few calls held behind a gate (the stream's queue is finite) use them all.
+  static constexpr uint32_t kSlots = 8;
   void SetUp() override {
-    ASSERT_TRUE(HostCalls::create(GetParam(), &calls_).is_ok());
+    ASSERT_TRUE(HostCalls::create(GetParam(), &calls_, kSlots).is_ok());
     ASSERT_EQ(cudaHostAlloc(&probe_.word, sizeof(int), cudaHostAllocDefault), cudaSuccess);
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
   }
@@ -63,8 +65,8 @@ TEST_P(HostCallsTest, EachCallHoldsTheStreamUntilItHasReturned) {
   if (GetParam() != HostHandoff::kCallback) {
     EXPECT_EQ(calls_->mode(), HostHandoff::kPoll) << "the driver lacks stream memory operations";
   }
-  // 3000 calls enqueued behind a closed gate: more than there are slots, so poll mode falls back.
-  constexpr int kCalls = 3000;
+  // Calls enqueued behind a closed gate: more than there are slots, so poll mode falls back.
+  constexpr int kCalls = 5 * kSlots;
   test::DevBuf<int> dev(kCalls);
   {
     test::StreamGate gate(stream_);
@@ -103,8 +105,9 @@ TEST_P(HostCallsTest, CapturedCallsRunAtEveryLaunch) {
 
 TEST_P(HostCallsTest, DirectCallsFreeTheirSlots) {
   if (calls_->mode() != HostHandoff::kPoll) GTEST_SKIP() << "callback mode has no slots";
-  // Rounds of 800 calls in flight: with the last round's slots not given back, a round would fall back.
-  constexpr int kRound = 800;
+  // Rounds of calls in flight that need most slots: with the last round's slots not given back, a
+  // round would fall back.
+  constexpr int kRound = kSlots - 2;
   test::DevBuf<int> dev(kRound);
   for (int round = 0; round < 4; ++round) {
     {
