@@ -20,6 +20,7 @@
 #include "cpu/sparse_engine.hpp"
 #include "cuda_timing.hpp"
 #include "dtype.hpp"
+#include "gpu/host_calls.hpp"
 #include "gpu/window_attention.hpp"
 #include "merge/merge_cuda.hpp"
 
@@ -70,7 +71,14 @@ struct CpuSide {
 void BM_DecodeLayer(benchmark::State& state) {
   const auto context = state.range(0);
   const auto batch = static_cast<int32_t>(state.range(1));
-  const bool hybrid = state.range(2) == 1;
+  // 1: hybrid, its CPU side handed over as the runtime does by default (stream memory operations and
+  // a polling thread); 2: hybrid through a CUDA host function; 0: the peer.
+  const bool hybrid = state.range(2) != 0;
+  std::unique_ptr<hgca::gpu::HostCalls> host_calls;
+  if (hybrid) {
+    const auto mode = state.range(2) == 1 ? hgca::HostHandoff::kPoll : hgca::HostHandoff::kCallback;
+    if (!hgca::gpu::HostCalls::create(mode, &host_calls).is_ok()) return state.SkipWithError("HostCalls::create failed");
+  }
   const int64_t offloaded = context - kW;
   const auto selected = static_cast<int64_t>(static_cast<double>(offloaded) * kSelected);
   const std::size_t es = sizeof(bf16_t);
@@ -169,7 +177,8 @@ void BM_DecodeLayer(benchmark::State& state) {
     if (hybrid) {
       if ((e = cudaEventRecord(fork, s)) || (e = cudaStreamWaitEvent(side, fork, 0)) ||
           (e = cudaMemcpyAsync(q_host, q, static_cast<std::size_t>(batch) * kHq * kD * es, cudaMemcpyDeviceToHost, side)) ||
-          (e = cudaLaunchHostFunc(side, &CpuSide::run, &cpu)) || (e = cudaEventRecord(cpu_done, side)) ||
+          (e = host_calls->launch(side, &CpuSide::run, &cpu, false).is_ok() ? cudaSuccess : cudaErrorUnknown) ||
+          (e = cudaEventRecord(cpu_done, side)) ||
           (e = static_cast<cudaError_t>(hgca::gpu::launch_window_attention(wp, s))) ||
           (e = cudaStreamWaitEvent(s, cpu_done, 0))) {
         return e;
@@ -208,6 +217,7 @@ void BM_DecodeLayer(benchmark::State& state) {
   state.counters["selected_tokens"] = hybrid ? static_cast<double>(selected) : static_cast<double>(offloaded);
   state.counters["cpu_kv_bytes"] = hybrid ? 2.0 * static_cast<double>(ctx_k.size()) * es : 0.0;
   state.counters["pcie_kv_bytes"] = hybrid ? 0.0 : 2.0 * static_cast<double>(offload_bytes);
+  state.counters["handoff_poll"] = state.range(2) == 1 ? 1 : 0;
   state.SetLabel(hybrid ? "hybrid: window on GPU ∥ 10% of store on CPU, merge" : "peer: copy offloaded KV, attend all on GPU");
 
   cudaDeviceSynchronize();
@@ -273,8 +283,8 @@ void BM_MergeZeroCopy(benchmark::State& state) {
 
 BENCHMARK(BM_MergeZeroCopy)->UseManualTime()->Unit(benchmark::kMicrosecond)->Repetitions(5)
     ->ReportAggregatesOnly(true)->Iterations(2000);
-// {context, batch, hybrid (1) or peer (0)}
+// {context, batch, hybrid with the runtime's hand-off (1), hybrid with a CUDA host function (2), or peer (0)}
 BENCHMARK(BM_DecodeLayer)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20)
-    ->ArgsProduct({{32768, 131072}, {1, 16}, {1, 0}});
+    ->ArgsProduct({{32768, 131072}, {1, 16}, {1, 2, 0}});
 
 BENCHMARK_MAIN();
