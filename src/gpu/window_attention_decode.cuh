@@ -106,12 +106,15 @@ __device__ __forceinline__ void sum_warp_rows(const float* red, float* out, int 
 /// blended into the ring's MAW for window entries, into obs_new for the new token (n_new = 1:
 /// new token 0 of KV head h). Every load (the MAW and what a(j) reads) is issued before the first
 /// store: a loop of load, blend, store would wait out one load latency per key (the stores may
-/// alias the next loads, as far as the compiler knows).
+/// alias the next loads, as far as the compiler knows). `obs` is either a(j), or weight(g, j) of
+/// head g of the group, a = max over g: then the loop over the heads is the outer one, so each
+/// thread's keys are read together, head by head (the cluster path's weights, in shared memory;
+/// the combine keeps a(j): the two loops' registers made it spill).
 template <int kThreads, typename Observation>
 __device__ __forceinline__ void record_observations(const KernelArgs& p, const WindowSeq& s, int h,
-                                                    int k0, int k1,
-                                                    const Observation& a_of) {
+                                                    int k0, int k1, const Observation& obs) {
   constexpr int kPer = (kMaxSplitKeys + kThreads - 1) / kThreads;
+  constexpr bool kByHead = std::is_invocable_v<const Observation&, int, int>;
   const int64_t ring = (static_cast<int64_t>(s.ring) * p.n_kv_heads + h) * p.capacity;
   int slot[kPer];
   float maw[kPer], a[kPer];
@@ -121,7 +124,17 @@ __device__ __forceinline__ void record_observations(const KernelArgs& p, const W
     slot[u] = s.tail + j;
     if (slot[u] >= p.capacity) slot[u] -= p.capacity;
     maw[u] = j < k1 && j < s.w ? p.ring_maw[ring + slot[u]] : 0.0f;
-    a[u] = j < k1 ? a_of(j) : 0.0f;
+    if constexpr (kByHead) a[u] = 0.0f;
+    else a[u] = j < k1 ? obs(j) : 0.0f;
+  }
+  if constexpr (kByHead) {
+    for (int g = 0; g < p.group; ++g) {
+#pragma unroll
+      for (int u = 0; u < kPer; ++u) {
+        const int j = k0 + u * kThreads + static_cast<int>(threadIdx.x);
+        if (j < k1) a[u] = fmaxf(a[u], obs(g, j));
+      }
+    }
   }
 #pragma unroll
   for (int u = 0; u < kPer; ++u) {
@@ -196,11 +209,8 @@ __device__ __forceinline__ void cluster_finish(const KernelArgs& p, const Window
   // Observations of this slice's keys: a = max over the group of exp2(s − m)·exp2(m − lse2), in
   // runs of kMaxSplitKeys (a slice may be up to kMaxClusterKeys long).
   for (int r0 = k0; r0 < k0 + n; r0 += kMaxSplitKeys)
-    record_observations<kDecThreads>(p, s, h, r0, min(r0 + kMaxSplitKeys, k0 + n), [&](int j) {
-      float a = 0.0f;
-      for (int g = 0; g < G; ++g) a = fmaxf(a, sc[g * sc_row + j - k0] * own_s[g]);
-      return a;
-    });
+    record_observations<kDecThreads>(p, s, h, r0, min(r0 + kMaxSplitKeys, k0 + n),
+                                     [&](int g, int j) { return sc[g * sc_row + j - k0] * own_s[g]; });
   cluster.barrier_wait();  // no block leaves while another may still read its shared memory
 }
 

@@ -402,6 +402,46 @@ TEST_F(WindowAttention, GraphCaptureDecodeAndAppend) {
   run_case(c);
 }
 
+TEST_F(WindowAttention, PlannerTakesTheFasterPathAtBatch16) {
+  // The benchmark's batch-16 shapes (bf16, D 128, Hq 32, full windows) where the planner's slack
+  // decides, with the path measured faster on the H200 (bench/results/gpu-window/planner-cluster):
+  // the cluster path at G 4 and G 8 with W 16384 and at G 1 with W 4096, split + combine at G 8
+  // with W 4096. The plan depends on the device's residency, so other devices skip.
+  int device = 0, sms = 0;
+  CUDA_OK(cudaGetDevice(&device));
+  CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  if (sms != 132) GTEST_SKIP() << "the plans were measured on the H200 (132 SMs), not " << sms;
+  struct Shape {
+    int32_t hkv, window;
+    WindowAttentionPath path;
+  };
+  DevBuf<std::byte> rows(256);  // nothing is launched: the plan reads only the pointers' alignment
+  for (const Shape& sh : {Shape{8, 16384, WindowAttentionPath::kDecodeCluster},
+                          Shape{4, 16384, WindowAttentionPath::kDecodeCluster},
+                          Shape{32, 4096, WindowAttentionPath::kDecodeCluster},
+                          Shape{4, 4096, WindowAttentionPath::kDecodeCombine}}) {
+    SCOPED_TRACE("Hkv " + std::to_string(sh.hkv) + " W " + std::to_string(sh.window));
+    std::vector<WindowSeq> seqs;
+    for (int32_t i = 0; i < 16; ++i)
+      seqs.push_back(WindowSeq{i, int64_t{i} * sh.hkv, 1, sh.window, sh.window / 3 + 1, i});
+    WindowAttentionParams p;
+    p.dtype = DType::kBFloat16;
+    p.n_q_heads = 32;
+    p.n_kv_heads = sh.hkv;
+    p.head_dim = 128;
+    p.capacity = sh.window;
+    p.q = p.k_new = p.v_new = p.ring_k = p.ring_v = rows.p;
+    p.seqs = seqs.data();
+    p.batch = 16;
+    const std::size_t ws = window_attention_workspace_bytes(p, 16, sh.window, 1);
+    DevBuf<std::byte> d_ws(ws);
+    ASSERT_NE(d_ws.p, nullptr);
+    p.workspace = d_ws.p;
+    p.workspace_bytes = ws;
+    EXPECT_EQ(static_cast<int>(window_attention_path(p)), static_cast<int>(sh.path));
+  }
+}
+
 TEST_F(WindowAttention, RejectsBadShapes) {
   std::vector<WindowSeq> seqs = {WindowSeq{0, 0, 1, 0, 0, 0}};
   float dummy_f = 0;
