@@ -111,9 +111,7 @@ Status HostCalls::launch(cudaStream_t stream, Fn fn, void* arg, bool captured) {
   if (r == CUDA_SUCCESS) r = wait(cs, done, 1, CU_STREAM_WAIT_VALUE_EQ);
   if (r == CUDA_SUCCESS) r = write(cs, done, 0, CU_STREAM_WRITE_VALUE_DEFAULT);
   if (r != CUDA_SUCCESS) {
-    // Nothing runs the slot: it goes back (a partly enqueued call on a capture invalidates it anyway).
-    std::lock_guard lock(mutex_);
-    free_.push_back(slot);
+    // The slot is not watched, and not reused either: the write of req may still be on the stream.
     return Status(StatusCode::kInternal, "a stream memory operation failed (CUresult " + std::to_string(r) + ")");
   }
   {
@@ -132,15 +130,17 @@ uint32_t HostCalls::slots_in_use() {
 }
 
 /// One pass over the watched slots: runs the calls whose stream has arrived, frees the direct calls'
-/// slots once their stream has gone past. Returns whether a direct call is still in flight.
-bool HostCalls::poll_once() {
+/// slots once their stream has gone past. Returns whether it ran one; *in_flight: whether a direct
+/// call's stream has yet to arrive or to go past.
+bool HostCalls::poll_once(bool* in_flight) {
   if (const uint64_t v = version_.load(std::memory_order_acquire); v != seen_) {
     std::lock_guard lock(mutex_);
     watched_.clear();
     for (const uint32_t i : active_) watched_.emplace_back(i, entries_[i]);
     seen_ = version_.load(std::memory_order_relaxed);
   }
-  bool in_flight = false;
+  bool ran = false;
+  *in_flight = false;
   for (const auto& [i, e] : watched_) {
     Slot& s = slots_[i];
     if (load(s.req) == 1) {
@@ -148,7 +148,7 @@ bool HostCalls::poll_once() {
       e.fn(e.arg);
       store(s.done, 1);
       served_[i] = !e.captured;
-      in_flight |= !e.captured;
+      ran = true;
     } else if (!e.captured) {
       if (served_[i] && load(s.done) == 0) {  // the stream has reset it and will not look at it again
         served_[i] = false;
@@ -157,18 +157,19 @@ bool HostCalls::poll_once() {
         std::erase(active_, i);
         version_.fetch_add(1, std::memory_order_release);
       } else {
-        in_flight = true;
+        *in_flight = true;
       }
     }
   }
-  return in_flight;
+  return ran;
 }
 
 void HostCalls::serve() {
   auto last = std::chrono::steady_clock::now();
   int idle = 0;
   while (!stop_.load(std::memory_order_relaxed)) {
-    if (poll_once()) {
+    bool in_flight = false;
+    if (poll_once(&in_flight)) {
       last = std::chrono::steady_clock::now();
       idle = 0;
       continue;
@@ -179,6 +180,7 @@ void HostCalls::serve() {
     }
     idle = 0;
     const auto now = std::chrono::steady_clock::now();
+    if (in_flight) last = now;
     if (now - last < kSpin) {
       std::this_thread::yield();  // others (the pool's workers) may need this core
       continue;

@@ -64,7 +64,7 @@ class HostCalls {
   };
   explicit HostCalls(HostHandoff mode) : mode_(mode) {}
   void serve();
-  bool poll_once();
+  bool poll_once(bool* in_flight);
 
   const HostHandoff mode_;
   Slot* slots_ = nullptr;             // host address
