@@ -239,8 +239,8 @@ struct DecodeSetup {
 template <typename T, int D>
 const DecodeSetup& decode_setup() {
   static const DecodeSetup setup = [] {
-    auto* split_kernel = kernels::decode_split_kernel<T, D, false>;
-    auto* cluster_kernel = kernels::decode_split_kernel<T, D, true>;
+    auto* split_kernel = kernels::decode_split_kernel<T, D>;
+    auto* cluster_kernel = kernels::decode_cluster_kernel<T, D>;
     auto smem = [](int keys, int g) { return kernels::decode_split_smem(keys, g, D); };
     DecodeSetup s;
     cudaFuncAttributes attr{};
@@ -315,7 +315,7 @@ cudaError_t launch_decode_t(const DecodePlan& plan, const KernelArgs& a, const S
   const dim3 grid(plan.lay.n_split, a.n_kv_heads, b);
   const std::size_t smem = kernels::decode_split_smem(plan.lay.split, a.group, D);
   if (plan.path == WindowAttentionPath::kDecodeCombine) {
-    kernels::decode_split_kernel<T, D, false>
+    kernels::decode_split_kernel<T, D>
         <<<grid, kernels::kDecThreads, smem, stream>>>(a, sb, plan.lay);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
     return launch_combine(a, sb, plan.lay, grid, stream);
@@ -331,7 +331,7 @@ cudaError_t launch_decode_t(const DecodePlan& plan, const KernelArgs& a, const S
   attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, kernels::decode_split_kernel<T, D, true>, a, sb, plan.lay);
+  return cudaLaunchKernelEx(&cfg, kernels::decode_cluster_kernel<T, D>, a, sb, plan.lay);
 }
 
 /// Calls f.template operator()<T, D>() for the decode path's dtype (fp16 or bf16) and head dim.

@@ -224,7 +224,8 @@ __host__ __device__ constexpr int tile_stages(int d) {
 __host__ __device__ constexpr int scores_row(int split) {
   return (split + kTileKeys - 1) / kTileKeys * kTileKeys + 8;
 }
-/// Dynamic shared memory of decode_split_kernel: the tile stages, then the slice's scores of G heads.
+/// Dynamic shared memory of decode_slice (both decode kernels): the tile stages, then the slice's
+/// scores of G heads.
 inline std::size_t decode_split_smem(int split, int g, int d) {
   return static_cast<std::size_t>(tile_stages(d)) * kTileKeys * d * 2 +
          sizeof(float) * static_cast<std::size_t>(g) * scores_row(split);
@@ -311,8 +312,8 @@ __device__ __forceinline__ void split_weights(float2 p, uint32_t* hi, uint32_t* 
 /// kCluster: launched in clusters of all the slices of a (sequence, KV head), it finishes the call
 /// itself (cluster_finish); else it leaves its partial state and scores for the combine.
 template <typename T, int D, bool kCluster>
-__global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
-    decode_split_kernel(KernelArgs p, SeqBatch sb, DecodeLayout lay) {
+__device__ __forceinline__ void decode_slice(const KernelArgs& p, const SeqBatch& sb,
+                                             const DecodeLayout& lay) {
   constexpr int kChunks = D / 8;  // 16-byte chunks per key row
   constexpr int kTileBytes = kTileKeys * D * 2;
   constexpr int kStages = tile_stages(D);
@@ -503,6 +504,26 @@ __global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
   } else {
     sum_warp_rows(red, lay.part_o + part * D, G * D);
   }
+}
+
+/// decode_slice for split + combine.
+template <typename T, int D>
+__global__ void __launch_bounds__(kDecThreads, D == 256 ? 2 : 3)
+    decode_split_kernel(KernelArgs p, SeqBatch sb, DecodeLayout lay) {
+  decode_slice<T, D, false>(p, sb, lay);
+}
+
+/// decode_slice for the cluster path. __maxnreg__ rather than __launch_bounds__ (the same cap of
+/// 168 registers, still 3 blocks per SM where shared memory allows): under __launch_bounds__,
+/// ptxas held this kernel to 131 registers by recomputing the V pass's loop-invariant addresses
+/// (ldmatrix swizzles, the shared window base, load_tile's thread offsets) in every tile, 729
+/// instead of 633 instructions per iteration (bf16 D 128). With 152 registers it keeps them:
+/// 1.2 % faster at G 4 batch 16 W 16384, 2 % at G 8 (bench/results/gpu-window/maxnreg). The
+/// split kernel under __maxnreg__ took 168 registers and was 5 % slower at G 8 W 4096.
+template <typename T, int D>
+__global__ void __maxnreg__(D == 256 ? 255 : 168)
+    decode_cluster_kernel(KernelArgs p, SeqBatch sb, DecodeLayout lay) {
+  decode_slice<T, D, true>(p, sb, lay);
 }
 
 /// Grid (slices, Hkv, sequences). Every block merges the slices' (m, l) of its (sequence, KV
