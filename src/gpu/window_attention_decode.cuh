@@ -423,35 +423,33 @@ __device__ __forceinline__ void decode_slice(const KernelArgs& p, const SeqBatch
 
   // ---- K pass: scores of the warp's keys 16·warp + [0, 16) of every tile ----
   {
-    // Computed as Sᵀ = K·Qᵀ: the warp's 16 keys are the mma's M rows (A, by ldmatrix) and the
-    // group's heads its N = 8 columns (B), so one mma per k-step covers them. Q·Kᵀ, with the
-    // heads as M rows, took two mmas per k-step, half their rows zero, and ptxas copied Q's
-    // fragments and the zeros into each mma's register quad every tile (38 moves of ~90
-    // instructions, bench/results/gpu-window/maxnreg). Q as the B fragments: column gid = head
-    // gid of the group, zero for gid ≥ G; they stay in their registers.
-    uint32_t qb[D / 16][2];
+    // Q as the A fragments of S = Q·Kᵀ: row gid = head gid of the group; rows ≥ G and the lo
+    // rows 8..15 (a1, a3) are zero.
+    uint32_t qa[D / 16][2];
     const T* qp = static_cast<const T*>(p.q) + (s.q_row * p.n_q_heads + h * G + gid) * D + 2 * tig;
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
-      qb[kk][0] = gid < G ? __ldg(reinterpret_cast<const unsigned int*>(qp + kk * 16)) : 0u;
-      qb[kk][1] = gid < G ? __ldg(reinterpret_cast<const unsigned int*>(qp + kk * 16 + 8)) : 0u;
+      qa[kk][0] = gid < G ? __ldg(reinterpret_cast<const unsigned int*>(qp + kk * 16)) : 0u;
+      qa[kk][1] = gid < G ? __ldg(reinterpret_cast<const unsigned int*>(qp + kk * 16 + 8)) : 0u;
     }
-    // Matrices (a0..a3): keys +0..7 and +8..15 of the k-step's lo dims, then of its hi dims.
-    const int r = warp * 16 + (lm & 1) * 8 + lr;
+    // Matrices: keys +0..7 dims lo/hi half of the k-step, keys +8..15 the same (b0, b1 of each n8).
+    const int r = warp * 16 + (lm >> 1) * 8 + lr;
     for (int t = 0; t < n_tiles; ++t) {
       const uint32_t tile = next_stage(t);
-      float sacc[4] = {};  // keys gid, gid + 8 (rows) × heads 2·tig, 2·tig + 1 (columns)
+      float sacc[2][4] = {};
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
-        uint32_t a[4];
-        ldmatrix_x4<false>(a, tile + r * (D * 2) + (((2 * kk + (lm >> 1)) ^ lr) << 4));
-        mma_16816<T>(sacc, a[0], a[1], a[2], a[3], qb[kk][0], qb[kk][1]);
+        uint32_t b[4];
+        ldmatrix_x4<false>(b, tile + r * (D * 2) + (((2 * kk + (lm & 1)) ^ lr) << 4));
+        mma_16816<T>(sacc[0], qa[kk][0], 0u, qa[kk][1], 0u, b[0], b[1]);
+        mma_16816<T>(sacc[1], qa[kk][0], 0u, qa[kk][1], 0u, b[2], b[3]);
       }
-      float* col = sc + t * kTileKeys + warp * 16 + gid;  // key gid of head 0's row
+      if (gid < G) {
+        float* row = sc + gid * sc_row + t * kTileKeys + warp * 16 + 2 * tig;
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int g = 2 * tig + (e & 1);
-        if (g < G) col[g * sc_row + (e >> 1) * 8] = sacc[e] * p.scale2;
+        for (int nn = 0; nn < 2; ++nn)
+          *reinterpret_cast<float2*>(row + nn * 8) =
+              make_float2(sacc[nn][0] * p.scale2, sacc[nn][1] * p.scale2);
       }
     }
   }
