@@ -42,10 +42,7 @@ __global__ void merge_kernel(const float4* o_a, const float* lse_a, const float4
   for (int64_t x = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; x < total;
        x += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t r = x / quads;
-    // Both sides' values are loaded with their LSE, before it is known whether they are needed:
-    // one PCIe round trip for the mapped side instead of two in series.
     const float la = lse_a[r], lb = lse_b[r];
-    const float4 a = o_a[x], b = o_b[x];
     const float m = fmaxf(la, lb);
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     float lse = -INFINITY;
@@ -54,8 +51,14 @@ __global__ void merge_kernel(const float4* o_a, const float* lse_a, const float4
       const float inv = 1.0f / (wa + wb);
       const float ca = wa * inv, cb = wb * inv;
       // An empty side's output is 0 by convention; never let 0·garbage reach the result.
-      if (ca != 0.0f) v.x = ca * a.x, v.y = ca * a.y, v.z = ca * a.z, v.w = ca * a.w;
-      if (cb != 0.0f) v.x += cb * b.x, v.y += cb * b.y, v.z += cb * b.z, v.w += cb * b.w;
+      if (ca != 0.0f) {
+        const float4 a = o_a[x];
+        v.x = ca * a.x, v.y = ca * a.y, v.z = ca * a.z, v.w = ca * a.w;
+      }
+      if (cb != 0.0f) {
+        const float4 b = o_b[x];
+        v.x += cb * b.x, v.y += cb * b.y, v.z += cb * b.z, v.w += cb * b.w;
+      }
       lse = m + logf(wa + wb);
     }
     store4(out + x * 4, v);

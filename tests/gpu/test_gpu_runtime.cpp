@@ -473,8 +473,8 @@ TEST_P(MergeKernel, MatchesTheReferenceReadingTheCpuSideFromMappedMemory) {
     }
   }
   std::vector<float> oa32(oa.begin(), oa.end()), ob32(ob.begin(), ob.end());
-  // What the kernel gets: an empty side's rows are NaN (the kernel loads them anyway; they must not
-  // reach the result). The reference gets the finite values, which it weighs by 0.
+  // What the kernel gets: an empty side's rows are NaN (garbage that must not reach the result). The
+  // reference gets the finite values, which it weighs by 0.
   std::vector<float> oa_in = oa32, ob_in = ob32;
   for (int64_t r = 0; r < c.rows; ++r) {
     for (int32_t i = 0; i < c.head_dim; ++i) {
