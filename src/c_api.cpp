@@ -287,4 +287,11 @@ hgca_status hgca_get_backend(const hgca_runtime* runtime, hgca_backend* out) {
   return HGCA_OK;
 }
 
+hgca_status hgca_get_handoff(const hgca_runtime* runtime, hgca_handoff* out) {
+  if (!runtime) return null_argument("hgca_get_handoff", "runtime");
+  if (!out) return null_argument("hgca_get_handoff", "out");
+  *out = static_cast<hgca_handoff>(runtime->impl->handoff());
+  return HGCA_OK;
+}
+
 }  // extern "C"

@@ -360,6 +360,7 @@ class CudaRuntime final : public RuntimeBase {
   }
 
   Backend backend() const override { return Backend::kCuda; }
+  HostHandoff handoff() const override { return host_calls_->mode(); }
 
   Status attention(int32_t layer, const TensorView& q, const TensorView& k, const TensorView& v,
                    const MutableTensorView& out, float* lse_out, void* stream) override {

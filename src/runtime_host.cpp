@@ -27,6 +27,7 @@ class HostRuntime final : public RuntimeBase {
   }
 
   Backend backend() const override { return Backend::kHost; }
+  HostHandoff handoff() const override { return HostHandoff::kAuto; }
 
   Status attention(int32_t layer, const TensorView& q, const TensorView& k, const TensorView& v,
                    const MutableTensorView& out, float* lse_out, void* /*stream*/) override {

@@ -210,6 +210,11 @@ TEST(CApi, CreateAndDestroy) {
     EXPECT_EQ(backend, HGCA_BACKEND_HOST);  // as asked
     EXPECT_EQ(hgca_get_backend(r.rt, nullptr), HGCA_INVALID_ARGUMENT);
     EXPECT_STREQ(hgca_last_error(), "hgca_get_backend: out is null");
+    hgca_handoff handoff = HGCA_HANDOFF_POLL;
+    EXPECT_EQ(hgca_get_handoff(r.rt, &handoff), HGCA_OK);
+    EXPECT_EQ(handoff, HGCA_HANDOFF_AUTO);  // the host backend has no streams
+    EXPECT_EQ(hgca_get_handoff(nullptr, &handoff), HGCA_INVALID_ARGUMENT);
+    EXPECT_STREQ(hgca_last_error(), "hgca_get_handoff: runtime is null");
   }
   hgca_destroy(nullptr);  // like free(NULL)
 }

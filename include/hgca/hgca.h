@@ -147,6 +147,9 @@ hgca_status hgca_read_kv(const hgca_runtime* runtime, int32_t layer, uint64_t se
 hgca_status hgca_synchronize(hgca_runtime* runtime);
 /* The backend the runtime runs on (HGCA_BACKEND_AUTO resolved). */
 hgca_status hgca_get_backend(const hgca_runtime* runtime, hgca_backend* out);
+/* How the CUDA backend's streams hand work to the host (HGCA_HANDOFF_AUTO resolved to POLL or
+ * CALLBACK); HGCA_HANDOFF_AUTO on the host backend. */
+hgca_status hgca_get_handoff(const hgca_runtime* runtime, hgca_handoff* out);
 
 #ifdef __cplusplus
 }

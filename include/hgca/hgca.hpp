@@ -262,6 +262,9 @@ class Runtime {
   virtual const Options& options() const = 0;
   /// The backend this runtime runs on (kAuto resolved to what the build and machine offer).
   virtual Backend backend() const = 0;
+  /// How the CUDA backend's streams hand work to the host side (Options::handoff's kAuto resolved
+  /// to kPoll or kCallback); kAuto on the host backend, which has no streams.
+  virtual HostHandoff handoff() const = 0;
 
   /// Sequences are added and released at step boundaries (not between begin_step and end_step).
   virtual Status add_sequence(SeqId id) = 0;

@@ -242,6 +242,8 @@ TEST(CudaHandoff, PollAndCallbackGiveIdenticalSteps) {
   Driver poll(o);
   o.handoff = HostHandoff::kCallback;
   Driver callback(o);
+  EXPECT_EQ(poll.rt().handoff(), HostHandoff::kPoll) << "the driver lacks stream memory operations";
+  EXPECT_EQ(callback.rt().handoff(), HostHandoff::kCallback);
   const std::vector<SeqId> ids{1, 4};
   for (SeqId id : ids) {
     ASSERT_TRUE(poll.rt().add_sequence(id).is_ok());

@@ -84,6 +84,7 @@ struct Summary {
   std::string workload;
   hgca::Options options;  // as the runtime holds them
   hgca::Backend backend = hgca::Backend::kAuto;  // the one the runtime resolved to
+  hgca::HostHandoff handoff = hgca::HostHandoff::kAuto;  // likewise (kAuto: the host backend)
   std::string cuda_wait;  // --cuda-wait
   int32_t batch = 1;
   int64_t prefill_tokens = 0;  // per sequence
@@ -216,7 +217,8 @@ void print_human(const Summary& s) {
                1e3 * sum.overflow_predicted_cpu_seconds, 1e3 * sum.overflow_predicted_gpu_seconds);
   }
   fmt::print("method     {}\n", method_line(o));
-  fmt::print("backend    {}, threads {}{}\n", hgca::to_string(s.backend),
+  fmt::print("backend    {}{}, threads {}{}\n", hgca::to_string(s.backend),
+             s.backend == hgca::Backend::kCuda ? fmt::format(" (handoff {})", hgca::to_string(s.handoff)) : "",
              o.threads > 0 ? fmt::to_string(o.threads) : "all cores", o.deterministic ? ", deterministic" : "");
   if (s.fidelity) {
     const auto& f = *s.fidelity;
@@ -294,7 +296,7 @@ void print_json(const Summary& s) {
   j["heads_per_task"] = o.heads_per_task;
   j["deterministic"] = o.deterministic;
   j["overflow"] = hgca::to_string(o.overflow);
-  j["handoff"] = hgca::to_string(o.handoff);
+  j["handoff"] = hgca::to_string(s.handoff);
   if (s.fidelity) {
     j["fidelity_positions"] = s.fidelity->positions;
     j["top1_agreement"] = s.fidelity->top1_agreement;
@@ -357,6 +359,7 @@ int run_model(const Cli& cli) {
   if (!status) return fail(status);
   s.options = attention->runtime().options();
   s.backend = attention->runtime().backend();
+  s.handoff = attention->runtime().handoff();
   s.prefill_tokens = static_cast<int64_t>(g.fed.size() - g.decode_seconds.size());
   s.prefill_steps = 1;
   s.prefill_seconds = g.prefill_seconds;
@@ -408,6 +411,7 @@ int run_synthetic(const Cli& cli) {
   if (!status) return fail(status);
   s.options = runtime->options();
   s.backend = runtime->backend();
+  s.handoff = runtime->handoff();
   s.batch = cli.synthetic.batch;
   s.prefill_tokens = cli.synthetic.context;
   s.prefill_steps = times.prefill_steps;
