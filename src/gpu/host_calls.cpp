@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
+#include <string>
 
 #include "status_error.hpp"
 
@@ -75,7 +77,10 @@ Status HostCalls::create(HostHandoff mode, std::unique_ptr<HostCalls>* out, uint
 
 HostCalls::~HostCalls() {
   if (thread_.joinable()) {
-    stop_.store(true);
+    {
+      std::lock_guard lock(mutex_);  // so that a thread about to sleep sees it
+      stop_.store(true);
+    }
     wake_.notify_one();
     thread_.join();
   }
