@@ -524,6 +524,10 @@ int main(int argc, char** argv) {
     if (cli.handoff == hgca::to_string(mode)) cli.options.handoff = mode;
   }
   cli.window_blocks_given = window_blocks->count() > 0;
+  if (cli.handoff != "auto" && cli.options.backend == hgca::Backend::kHost) {
+    fmt::print(stderr, "hgca-decode: error: --handoff {} needs the CUDA backend, got --backend host\n", cli.handoff);
+    return 2;
+  }
   if (cli.cuda_wait != "auto") {
     if (cli.options.backend == hgca::Backend::kHost) {
       fmt::print(stderr, "hgca-decode: error: --cuda-wait {} needs the CUDA backend, got --backend host\n", cli.cuda_wait);
