@@ -747,22 +747,10 @@ class CudaRuntime final : public RuntimeBase {
 
     // C: the plan, then the query goes to the CPU (the stream has produced it).
     HGCA_CUDA_TRY(cudaStreamWaitEvent(side_, fork_, 0));
-    if (Status s = host_calls_->launch(side_, [](void* p) {
-          auto* j = static_cast<CallJob*>(p);
-          j->runtime->plan_part(*j);
-        }, job.get(), capturing);
-        !s) {
-      return s;
-    }
+    if (Status s = launch_part<&CudaRuntime::plan_part>(side_, *job, capturing); !s) return s;
     HGCA_CUDA_TRY(cudaEventRecord(plan_ready_, side_));
     HGCA_CUDA_TRY(cudaMemcpyAsync(q_host_.get(), q, rows * d * elem_size_, cudaMemcpyDeviceToHost, side_));
-    if (Status s = host_calls_->launch(side_, [](void* p) {
-          auto* j = static_cast<CallJob*>(p);
-          j->runtime->cpu_part(*j);
-        }, job.get(), capturing);
-        !s) {
-      return s;
-    }
+    if (Status s = launch_part<&CudaRuntime::cpu_part>(side_, *job, capturing); !s) return s;
     HGCA_CUDA_TRY(cudaEventRecord(cpu_done_, side_));
 
     // S: the window's part, meanwhile.
@@ -838,10 +826,7 @@ class CudaRuntime final : public RuntimeBase {
     if (Status s = timed(layer, stream, !capturing && job->evicts, [&]() -> Status {
           HGCA_CUDA_TRY(cudaStreamWaitEvent(stream, staged_, 0));
           if (job->evicts || job->reevaluates_after_merge) {
-            return host_calls_->launch(stream, [](void* p) {
-              auto* j = static_cast<CallJob*>(p);
-              j->runtime->commit_part(*j);
-            }, job.get(), capturing);
+            return launch_part<&CudaRuntime::commit_part>(stream, *job, capturing);
           }
           return Status::ok();
         });
@@ -872,6 +857,15 @@ class CudaRuntime final : public RuntimeBase {
       jobs_.push_back(std::move(job));
     }
     return Status::ok();
+  }
+
+  /// Enqueues Part(job) on `stream` as a host function (the stream waits until it has returned).
+  template <void (CudaRuntime::*Part)(CallJob&)>
+  Status launch_part(cudaStream_t stream, CallJob& job, bool capturing) {
+    return host_calls_->launch(stream, [](void* p) {
+      auto* j = static_cast<CallJob*>(p);
+      (j->runtime->*Part)(*j);
+    }, &job, capturing);
   }
 
   /// Enqueues `work` on `stream`, between CUDA events that the transfer clock reads when `on`.
