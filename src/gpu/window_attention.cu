@@ -52,9 +52,9 @@ struct SplitChoice {
 /// Slices of at most `max_split` keys for `b` sequences of at most `max_keys` keys, at most `max_n`
 /// of them, when `slots(n)` blocks of an n-slice launch fit on the GPU at once (0: none fit): the
 /// count minimizing waves × (keys per slice + a fixed cost per block), so that the last wave is
-/// not left mostly empty and short slices do not drown in per-block latency. Slices are `split` keys (whole tiles), the last
-/// one shorter, or with `balanced` the tiles spread evenly (no slice more than one tile longer
-/// than another; `split` is the longest).
+/// not left mostly empty and short slices do not drown in per-block latency. Slices are `split`
+/// keys (whole tiles), the last one shorter, or with `balanced` the tiles spread evenly (no slice
+/// more than one tile longer than another; `split` is the longest).
 template <typename Slots>
 SplitChoice choose_split(int64_t b, int32_t hkv, int64_t max_keys, int64_t max_split,
                          int64_t max_n, bool balanced, const Slots& slots) {

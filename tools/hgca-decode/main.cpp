@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -105,10 +106,13 @@ hgca::DType parse_dtype(const std::string& name) {
   return hgca::DType::kBFloat16;
 }
 
-hgca::Backend parse_backend(const std::string& name) {
-  if (name == "host") return hgca::Backend::kHost;
-  if (name == "cuda") return hgca::Backend::kCuda;
-  return hgca::Backend::kAuto;
+/// The choice whose hgca::to_string is `name` (CLI11 has checked that it is one of them).
+template <typename E>
+E parse_choice(const std::string& name, std::initializer_list<E> choices) {
+  for (E e : choices) {
+    if (name == hgca::to_string(e)) return e;
+  }
+  return *choices.begin();
 }
 
 // Nearest-rank percentile of the step times, in ms; nullopt without samples.
@@ -516,13 +520,11 @@ int main(int argc, char** argv) {
   for (auto* opt : synthetic_opts) {
     if (opt->count() > 0 && model->count() > 0) return app.exit(CLI::ExcludesError(opt->get_name(), "--model"));
   }
-  cli.options.backend = parse_backend(cli.backend);
-  for (auto mode : {hgca::OverflowMode::kAuto, hgca::OverflowMode::kOff, hgca::OverflowMode::kAlways}) {
-    if (cli.overflow == hgca::to_string(mode)) cli.options.overflow = mode;
-  }
-  for (auto mode : {hgca::HostHandoff::kAuto, hgca::HostHandoff::kPoll, hgca::HostHandoff::kCallback}) {
-    if (cli.handoff == hgca::to_string(mode)) cli.options.handoff = mode;
-  }
+  cli.options.backend = parse_choice(cli.backend, {hgca::Backend::kAuto, hgca::Backend::kHost, hgca::Backend::kCuda});
+  cli.options.overflow =
+      parse_choice(cli.overflow, {hgca::OverflowMode::kAuto, hgca::OverflowMode::kOff, hgca::OverflowMode::kAlways});
+  cli.options.handoff =
+      parse_choice(cli.handoff, {hgca::HostHandoff::kAuto, hgca::HostHandoff::kPoll, hgca::HostHandoff::kCallback});
   cli.window_blocks_given = window_blocks->count() > 0;
   if (cli.handoff != "auto" && cli.options.backend == hgca::Backend::kHost) {
     fmt::print(stderr, "hgca-decode: error: --handoff {} needs the CUDA backend, got --backend host\n", cli.handoff);
