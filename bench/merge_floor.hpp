@@ -1,0 +1,26 @@
+// What bounds the zero-copy merge from below (host-only declarations, `stream` is a cudaStream_t):
+// an empty launch, and a kernel that only reads the CPU's side from mapped memory, in several grid
+// shapes. bench_hybrid_layer times them the way it times the merge.
+#pragma once
+
+#include <cstdint>
+
+namespace hgca::bench {
+
+/// Enqueues a kernel that does nothing, `blocks` × `threads`. Returns the launch's CUDA error.
+int launch_empty(int blocks, int threads, void* stream);
+
+/// Enqueues a read of o [rows, quads] float4 and lse [rows] (both may be mapped host memory), as
+/// the merge reads its CPU side, but each row's values and LSE loaded together: `threads` per
+/// block, `per_thread` (1, 2, 4 or 8) float4 of one grid stride apart in flight per thread, at most
+/// `max_blocks` blocks (0: as many as cover the rows once), ld.global.nc when `nc`. `sink` (one
+/// unsigned in device memory) depends on every word, so no load is optimized away.
+int launch_mapped_read(const float* o, const float* lse, int64_t rows, int32_t quads, int threads, int per_thread,
+                       int max_blocks, bool nc, unsigned* sink, void* stream);
+
+/// The merge kernel (fp32 out, no lse_out) with `per_thread` (1, 2, 4 or 8) quads of one grid
+/// stride apart per thread, `threads` per block, at most `max_blocks` blocks (0: enough).
+int launch_merge_shape(const float* o_a, const float* lse_a, const float* o_b, const float* lse_b, int64_t rows,
+                       int32_t quads, int threads, int per_thread, int max_blocks, float* out, void* stream);
+
+}  // namespace hgca::bench
