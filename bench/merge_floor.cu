@@ -37,43 +37,31 @@ __global__ void mapped_read_kernel(const float4* o, const float* lse, int64_t ro
   if (acc == 0x9e3779b9u) atomicXor(sink, acc);  // almost never taken, but the compiler cannot know
 }
 
-template <int kPer>
-__global__ void merge_shape_kernel(const float4* o_a, const float* lse_a, const float4* o_b, const float* lse_b,
-                                   int64_t rows, int32_t quads, float4* out) {
-  const int64_t total = rows * quads, stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t x0 = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; x0 < total; x0 += kPer * stride) {
-    float ca[kPer], cb[kPer];
-#pragma unroll
-    for (int u = 0; u < kPer; ++u) {
-      const int64_t x = x0 + u * stride;
-      ca[u] = cb[u] = 0.0f;
-      if (x < total) {
-        const int64_t r = x / quads;
-        const float la = lse_a[r], lb = lse_b[r];
-        const float m = fmaxf(la, lb);
-        if (m != -INFINITY) {
-          const float wa = expf(la - m), wb = expf(lb - m);
-          const float inv = 1.0f / (wa + wb);
-          ca[u] = wa * inv, cb[u] = wb * inv;
-        }
+// The merge kernel as it was before (fp32, no lse_out): one quad per thread, 256-thread blocks, a
+// side's values loaded only once its LSE has given it a nonzero weight.
+__global__ void merge_lse_first_kernel(const float4* o_a, const float* lse_a, const float4* o_b, const float* lse_b,
+                                       int64_t rows, int32_t quads, float4* out) {
+  const int64_t total = rows * quads;
+  for (int64_t x = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; x < total;
+       x += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = x / quads;
+    const float la = lse_a[r], lb = lse_b[r];
+    const float m = fmaxf(la, lb);
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (m != -INFINITY) {
+      const float wa = expf(la - m), wb = expf(lb - m);
+      const float inv = 1.0f / (wa + wb);
+      const float ca = wa * inv, cb = wb * inv;
+      if (ca != 0.0f) {
+        const float4 a = o_a[x];
+        v.x = ca * a.x, v.y = ca * a.y, v.z = ca * a.z, v.w = ca * a.w;
+      }
+      if (cb != 0.0f) {
+        const float4 b = o_b[x];
+        v.x += cb * b.x, v.y += cb * b.y, v.z += cb * b.z, v.w += cb * b.w;
       }
     }
-    float4 a[kPer], b[kPer];
-#pragma unroll
-    for (int u = 0; u < kPer; ++u) {
-      const int64_t x = x0 + u * stride;
-      if (x < total && ca[u] != 0.0f) a[u] = o_a[x];
-      if (x < total && cb[u] != 0.0f) b[u] = o_b[x];
-    }
-#pragma unroll
-    for (int u = 0; u < kPer; ++u) {
-      const int64_t x = x0 + u * stride;
-      if (x >= total) continue;
-      float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      if (ca[u] != 0.0f) v.x = ca[u] * a[u].x, v.y = ca[u] * a[u].y, v.z = ca[u] * a[u].z, v.w = ca[u] * a[u].w;
-      if (cb[u] != 0.0f) v.x += cb[u] * b[u].x, v.y += cb[u] * b[u].y, v.z += cb[u] * b[u].z, v.w += cb[u] * b[u].w;
-      out[x] = v;
-    }
+    out[x] = v;
   }
 }
 
@@ -109,20 +97,11 @@ int launch_mapped_read(const float* o, const float* lse, int64_t rows, int32_t q
   return cudaGetLastError();
 }
 
-int launch_merge_shape(const float* o_a, const float* lse_a, const float* o_b, const float* lse_b, int64_t rows,
-                       int32_t quads, int threads, int per_thread, int max_blocks, float* out, void* stream) {
-  const unsigned blocks = grid(rows * quads, threads, per_thread, max_blocks);
-  const auto s = static_cast<cudaStream_t>(stream);
-  const auto* a = reinterpret_cast<const float4*>(o_a);
-  const auto* b = reinterpret_cast<const float4*>(o_b);
-  auto* d = reinterpret_cast<float4*>(out);
-  switch (per_thread) {
-    case 1: merge_shape_kernel<1><<<blocks, threads, 0, s>>>(a, lse_a, b, lse_b, rows, quads, d); break;
-    case 2: merge_shape_kernel<2><<<blocks, threads, 0, s>>>(a, lse_a, b, lse_b, rows, quads, d); break;
-    case 4: merge_shape_kernel<4><<<blocks, threads, 0, s>>>(a, lse_a, b, lse_b, rows, quads, d); break;
-    case 8: merge_shape_kernel<8><<<blocks, threads, 0, s>>>(a, lse_a, b, lse_b, rows, quads, d); break;
-    default: return cudaErrorInvalidValue;
-  }
+int launch_merge_lse_first(const float* o_a, const float* lse_a, const float* o_b, const float* lse_b, int64_t rows,
+                           int32_t quads, float* out, void* stream) {
+  merge_lse_first_kernel<<<grid(rows * quads, 256, 1, 0), 256, 0, static_cast<cudaStream_t>(stream)>>>(
+      reinterpret_cast<const float4*>(o_a), lse_a, reinterpret_cast<const float4*>(o_b), lse_b, rows, quads,
+      reinterpret_cast<float4*>(out));
   return cudaGetLastError();
 }
 
