@@ -1,6 +1,6 @@
 // What bounds the zero-copy merge from below (host-only declarations, `stream` is a cudaStream_t):
 // an empty launch, and a kernel that only reads the CPU's side from mapped memory, in several grid
-// shapes; and the merge kernel as it was, as a peer. bench_hybrid_layer times them as the merge.
+// shapes. bench_hybrid_layer times them the way it times the merge.
 #pragma once
 
 #include <cstdint>
@@ -12,15 +12,10 @@ int launch_empty(int blocks, int threads, void* stream);
 
 /// Enqueues a read of o [rows, quads] float4 and lse [rows] (both may be mapped host memory), as
 /// the merge reads its CPU side, but each row's values and LSE loaded together: `threads` per
-/// block, `per_thread` (1, 2, 4 or 8) float4 of one grid stride apart in flight per thread, at most
-/// `max_blocks` blocks (0: as many as cover the rows once), ld.global.nc when `nc`. `sink` (one
-/// unsigned in device memory) depends on every word, so no load is optimized away.
+/// block, `per_thread` (1, 2, 4 or 8) float4 of one grid stride apart in flight per thread, as
+/// many blocks as cover the rows once, ld.global.nc when `nc`. `sink` (one unsigned in device
+/// memory) depends on every word, so no load is optimized away.
 int launch_mapped_read(const float* o, const float* lse, int64_t rows, int32_t quads, int threads, int per_thread,
-                       int max_blocks, bool nc, unsigned* sink, void* stream);
-
-/// The merge kernel as it was before the floor was measured (fp32 out, no lse_out), as the peer:
-/// one quad per thread, 256-thread blocks, a side's values loaded once its LSE is known.
-int launch_merge_lse_first(const float* o_a, const float* lse_a, const float* o_b, const float* lse_b, int64_t rows,
-                           int32_t quads, float* out, void* stream);
+                       bool nc, unsigned* sink, void* stream);
 
 }  // namespace hgca::bench

@@ -10,10 +10,9 @@
 namespace hgca::merge {
 
 /// As merge_states (merge_host.hpp), for rows = tokens × heads rows of head_dim: o_a, lse_a and
-/// o_b, lse_b fp32 (natural-log LSE), any device-accessible memory (each is read once, so mapped
-/// host memory costs one PCIe read); out [rows, head_dim] in `dtype`; lse_out optional.
-/// Any number of rows; an empty side (lse = -inf) passes the other through: its values are read
-/// (with the LSE, not after it) but never used, so they may be garbage, NaN included. `out` may be o_a or o_b
+/// o_b, lse_b fp32 (natural-log LSE), any device-accessible memory (o_b, lse_b are read once, so
+/// mapped host memory costs one PCIe read); out [rows, head_dim] in `dtype`; lse_out optional.
+/// Any number of rows; an empty side (lse = -inf) passes the other through. `out` may be o_a or o_b
 /// when dtype is fp32 (each element is read before the thread that reads it writes it); lse_out
 /// must not be lse_a or lse_b (a row's LSE is read by all of its threads). Returns the CUDA error.
 int launch_merge_states(const float* o_a, const float* lse_a, const float* o_b, const float* lse_b,
