@@ -1,7 +1,9 @@
 // One hybrid decode layer as the CUDA backend runs it — the window's dense attention on the GPU while
 // the CPU attends to 10 % of the store, then the zero-copy merge — against the obvious alternative:
 // copy all the offloaded KV to the GPU and attend to the whole context there. Both timed with CUDA
-// events in the same run. Also the merge kernel alone reading the CPU's state from mapped memory.
+// events in the same run. Also the merge kernel alone reading the CPU's state from mapped memory,
+// and what bounds it from below (merge_floor.cu): an empty launch, the mapped read alone, the copy
+// engine.
 //
 // The layer is assembled from the runtime's own stages (window kernel, sparse engine, merge) on
 // synthetic state: filling a 128K-token store through the API would take the CPU's append path
@@ -23,6 +25,7 @@
 #include "gpu/host_calls.hpp"
 #include "gpu/window_attention.hpp"
 #include "merge/merge_cuda.hpp"
+#include "merge_floor.hpp"
 
 namespace {
 
@@ -230,59 +233,165 @@ void BM_DecodeLayer(benchmark::State& state) {
   cudaStreamDestroy(side);
 }
 
-/// The merge of 32 tokens × 32 heads × 128 fp32, the CPU's side read from mapped pinned memory:
-/// launch plus PCIe. Rotates among 16 buffer sets so nothing stays in the GPU's L2.
-void BM_MergeZeroCopy(benchmark::State& state) {
-  constexpr int64_t kRows = 32 * 32;
-  constexpr int kSets = 16;
+/// The merge's inputs, 32 tokens × 32 heads × 128 fp32, in 16 sets to rotate among so that nothing
+/// stays in the GPU's L2: the window's side in device memory, the CPU's in mapped pinned memory
+/// (write-combined when `write_combined`), a device copy of the CPU's side, the output.
+struct MergeSets {
+  static constexpr int64_t kRows = 32 * 32;
+  static constexpr int kSets = 16;
+  std::vector<float*> o_a, l_a, o_b, l_b, o_b_dev, l_b_dev, out;
+
+  cudaError_t create(bool write_combined) {
+    const std::vector<bf16_t> noise = random_bf16(kRows * kD, 3);
+    std::vector<float> host(kRows * kD), lse(kRows);
+    for (std::size_t i = 0; i < host.size(); ++i) host[i] = hgca::detail::to_float(noise[i]);
+    for (int64_t r = 0; r < kRows; ++r) lse[r] = static_cast<float>(r % 13) - 6.0f;
+    const unsigned flags = cudaHostAllocMapped | (write_combined ? cudaHostAllocWriteCombined : 0);
+    for (int i = 0; i < kSets; ++i) {
+      float *a, *la, *b, *lb, *bd, *lbd, *o;
+      cudaError_t e = cudaSuccess;
+      if ((e = cudaMalloc(&a, kRows * kD * 4)) || (e = cudaMalloc(&la, kRows * 4)) ||
+          (e = cudaMalloc(&o, kRows * kD * 4)) || (e = cudaMalloc(&bd, kRows * kD * 4)) ||
+          (e = cudaMalloc(&lbd, kRows * 4)) || (e = cudaHostAlloc(&b, kRows * kD * 4, flags)) ||
+          (e = cudaHostAlloc(&lb, kRows * 4, flags)) ||
+          (e = cudaMemcpy(a, host.data(), kRows * kD * 4, cudaMemcpyHostToDevice)) ||
+          (e = cudaMemcpy(la, lse.data(), kRows * 4, cudaMemcpyHostToDevice)) ||
+          (e = cudaMemcpy(bd, host.data(), kRows * kD * 4, cudaMemcpyHostToDevice)) ||
+          (e = cudaMemcpy(lbd, lse.data(), kRows * 4, cudaMemcpyHostToDevice))) {
+        return e;
+      }
+      std::memcpy(b, host.data(), kRows * kD * 4);
+      std::memcpy(lb, lse.data(), kRows * 4);
+      o_a.push_back(a), l_a.push_back(la), o_b.push_back(b), l_b.push_back(lb);
+      o_b_dev.push_back(bd), l_b_dev.push_back(lbd), out.push_back(o);
+    }
+    return cudaSuccess;
+  }
+  ~MergeSets() {
+    cudaDeviceSynchronize();
+    for (auto* v : {&o_a, &l_a, &o_b_dev, &l_b_dev, &out}) for (float* p : *v) cudaFree(p);
+    for (auto* v : {&o_b, &l_b}) for (float* p : *v) cudaFreeHost(p);
+  }
+};
+
+/// Times `launch(set, stream)` with CUDA events, one launch per iteration, rotating among `sets`.
+template <typename F>
+void time_merge_sets(benchmark::State& state, F&& launch, int sets = MergeSets::kSets) {
   cudaStream_t s = nullptr;
   BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaEvent_t start, stop;
   BENCH_CUDA(cudaEventCreate(&start));
   BENCH_CUDA(cudaEventCreate(&stop));
-  std::vector<float*> o_a(kSets), l_a(kSets), o_b(kSets), l_b(kSets), out(kSets);
-  const std::vector<bf16_t> noise = random_bf16(kRows * kD, 3);
-  std::vector<float> host(kRows * kD), lse(kRows);
-  for (std::size_t i = 0; i < host.size(); ++i) host[i] = hgca::detail::to_float(noise[i]);
-  for (int64_t r = 0; r < kRows; ++r) lse[r] = static_cast<float>(r % 13) - 6.0f;
-  for (int i = 0; i < kSets; ++i) {
-    BENCH_CUDA(cudaMalloc(&o_a[i], kRows * kD * 4));
-    BENCH_CUDA(cudaMalloc(&l_a[i], kRows * 4));
-    BENCH_CUDA(cudaMalloc(&out[i], kRows * kD * 4));
-    BENCH_CUDA(cudaHostAlloc(&o_b[i], kRows * kD * 4, cudaHostAllocMapped));
-    BENCH_CUDA(cudaHostAlloc(&l_b[i], kRows * 4, cudaHostAllocMapped));
-    BENCH_CUDA(cudaMemcpy(o_a[i], host.data(), kRows * kD * 4, cudaMemcpyHostToDevice));
-    BENCH_CUDA(cudaMemcpy(l_a[i], lse.data(), kRows * 4, cudaMemcpyHostToDevice));
-    std::memcpy(o_b[i], host.data(), kRows * kD * 4);
-    std::memcpy(l_b[i], lse.data(), kRows * 4);
-  }
   int i = 0;
   for (auto _ : state) {
     float ms = 0;
-    BENCH_CUDA(hgca::bench::event_ms(s, start, stop, [&] {
-      return static_cast<cudaError_t>(hgca::merge::launch_merge_states(
-          o_a[i], l_a[i], o_b[i], l_b[i], kRows, kD, hgca::DType::kFloat32, out[i], nullptr, s));
-    }, &ms));
+    BENCH_CUDA(hgca::bench::event_ms(s, start, stop, [&] { return static_cast<cudaError_t>(launch(i, s)); }, &ms));
     state.SetIterationTime(ms / 1e3);
-    i = (i + 1) % kSets;
-  }
-  state.SetBytesProcessed(state.iterations() * kRows * (kD + 1) * 4);  // the mapped side's bytes
-  for (int j = 0; j < kSets; ++j) {
-    cudaFree(o_a[j]);
-    cudaFree(l_a[j]);
-    cudaFree(out[j]);
-    cudaFreeHost(o_b[j]);
-    cudaFreeHost(l_b[j]);
+    i = (i + 1) % sets;
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   cudaStreamDestroy(s);
 }
 
+/// The merge of 32 tokens × 32 heads × 128 fp32, the CPU's side read from mapped pinned memory:
+/// launch plus PCIe.
+void BM_MergeZeroCopy(benchmark::State& state) {
+  MergeSets m;
+  BENCH_CUDA(m.create(false));
+  time_merge_sets(state, [&](int i, cudaStream_t s) {
+    return hgca::merge::launch_merge_states(m.o_a[i], m.l_a[i], m.o_b[i], m.l_b[i], MergeSets::kRows, kD,
+                                            hgca::DType::kFloat32, m.out[i], nullptr, s);
+  });
+  state.SetBytesProcessed(state.iterations() * MergeSets::kRows * (kD + 1) * 4);  // the mapped side's bytes
+}
+
+/// The floor of the merge's launch: an empty kernel of {blocks, threads}, timed the same way.
+void BM_MergeFloorEmpty(benchmark::State& state) {
+  time_merge_sets(state, [&](int, cudaStream_t s) {
+    return hgca::bench::launch_empty(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), s);
+  });
+}
+
+/// The floor of the merge's PCIe read: only the CPU's side (values and LSE together), {threads per
+/// block, float4 in flight per thread, nc loads, write-combined, quads per row (32: the whole side;
+/// 1: 1/32 of it, about one round trip), buffer sets rotated among}.
+void BM_MergeFloorRead(benchmark::State& state) {
+  MergeSets m;
+  BENCH_CUDA(m.create(state.range(3) != 0));
+  unsigned* sink = nullptr;
+  BENCH_CUDA(cudaMalloc(&sink, sizeof(unsigned)));
+  const auto quads = static_cast<int32_t>(state.range(4));
+  time_merge_sets(state, [&](int i, cudaStream_t s) {
+    return hgca::bench::launch_mapped_read(m.o_b[i], m.l_b[i], MergeSets::kRows, quads,
+                                           static_cast<int>(state.range(0)), static_cast<int>(state.range(1)),
+                                           state.range(2) != 0, sink, s);
+  }, static_cast<int>(state.range(5)));
+  cudaFree(sink);
+  state.SetBytesProcessed(state.iterations() * MergeSets::kRows * (quads * 4 + 1) * 4);
+}
+
+/// The link through the copy engine: cudaMemcpyAsync of the CPU's side into device memory, {with
+/// its LSE as a second copy}.
+void BM_MergeFloorCopy(benchmark::State& state) {
+  MergeSets m;
+  BENCH_CUDA(m.create(false));
+  time_merge_sets(state, [&](int i, cudaStream_t s) {
+    cudaError_t e = cudaMemcpyAsync(m.o_b_dev[i], m.o_b[i], MergeSets::kRows * kD * 4, cudaMemcpyHostToDevice, s);
+    if (e == cudaSuccess && state.range(0) != 0) {
+      e = cudaMemcpyAsync(m.l_b_dev[i], m.l_b[i], MergeSets::kRows * 4, cudaMemcpyHostToDevice, s);
+    }
+    return e;
+  });
+  state.SetBytesProcessed(state.iterations() * MergeSets::kRows * (kD + 1) * 4);  // the mapped side's bytes
+}
+
+/// The merge with both sides in device memory: what is not PCIe.
+void BM_MergeFloorDevice(benchmark::State& state) {
+  MergeSets m;
+  BENCH_CUDA(m.create(false));
+  time_merge_sets(state, [&](int i, cudaStream_t s) {
+    return hgca::merge::launch_merge_states(m.o_a[i], m.l_a[i], m.o_b_dev[i], m.l_b_dev[i], MergeSets::kRows, kD,
+                                            hgca::DType::kFloat32, m.out[i], nullptr, s);
+  });
+}
+
+/// The alternative to zero copy: copy the CPU's side into device memory, then merge from there.
+void BM_MergeViaCopy(benchmark::State& state) {
+  MergeSets m;
+  BENCH_CUDA(m.create(false));
+  time_merge_sets(state, [&](int i, cudaStream_t s) {
+    cudaError_t e = cudaMemcpyAsync(m.o_b_dev[i], m.o_b[i], MergeSets::kRows * kD * 4, cudaMemcpyHostToDevice, s);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(m.l_b_dev[i], m.l_b[i], MergeSets::kRows * 4, cudaMemcpyHostToDevice, s);
+    if (e != cudaSuccess) return static_cast<int>(e);
+    return hgca::merge::launch_merge_states(m.o_a[i], m.l_a[i], m.o_b_dev[i], m.l_b_dev[i], MergeSets::kRows, kD,
+                                            hgca::DType::kFloat32, m.out[i], nullptr, s);
+  });
+  state.SetBytesProcessed(state.iterations() * MergeSets::kRows * (kD + 1) * 4);  // the mapped side's bytes
+}
+
 }  // namespace
 
-BENCHMARK(BM_MergeZeroCopy)->UseManualTime()->Unit(benchmark::kMicrosecond)->Repetitions(5)
-    ->ReportAggregatesOnly(true)->Iterations(2000);
+#define HGCA_MERGE_BENCH(fn)                                                                         \
+  BENCHMARK(fn)->UseManualTime()->Unit(benchmark::kMicrosecond)->Repetitions(5)->ReportAggregatesOnly(true) \
+      ->Iterations(2000)
+HGCA_MERGE_BENCH(BM_MergeZeroCopy);
+HGCA_MERGE_BENCH(BM_MergeFloorEmpty)->Args({1, 32})->Args({128, 256});
+// {threads, float4 per thread, nc, write-combined, quads per row, sets}: the merge's grid (256 × 1)
+// with its variants first, then other shapes.
+HGCA_MERGE_BENCH(BM_MergeFloorRead)
+    ->Args({256, 1, 0, 0, 32, 16})->Args({256, 1, 0, 0, 1, 16})->Args({256, 1, 1, 0, 32, 16})
+    ->Args({256, 1, 0, 1, 32, 16})->Args({256, 1, 0, 0, 32, 1})
+    ->Args({128, 1, 0, 0, 32, 16})->Args({64, 1, 0, 0, 32, 16})->Args({32, 1, 0, 0, 32, 16})
+    ->Args({512, 1, 0, 0, 32, 16})->Args({1024, 1, 0, 0, 32, 16})
+    ->Args({256, 2, 0, 0, 32, 16})->Args({256, 4, 0, 0, 32, 16})->Args({256, 8, 0, 0, 32, 16})
+    ->Args({128, 2, 0, 0, 32, 16})->Args({128, 4, 0, 0, 32, 16})
+    ->Args({64, 2, 0, 0, 32, 16})->Args({64, 4, 0, 0, 32, 16})
+    ->Args({1024, 2, 0, 0, 32, 16})->Args({1024, 4, 0, 0, 32, 16})->Args({512, 8, 0, 0, 32, 16});
+HGCA_MERGE_BENCH(BM_MergeFloorCopy)->Arg(0)->Arg(1);
+HGCA_MERGE_BENCH(BM_MergeFloorDevice);
+HGCA_MERGE_BENCH(BM_MergeViaCopy);
+HGCA_MERGE_BENCH(BM_MergeZeroCopy);  // again, last: drift over the run
 // {context, batch, hybrid with the runtime's hand-off (1), hybrid with a CUDA host function (2), or peer (0)}
 BENCHMARK(BM_DecodeLayer)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20)
     ->ArgsProduct({{32768, 131072}, {1, 16}, {1, 2, 0}});
