@@ -293,6 +293,21 @@ class Pool::NodeBinder final : public tbb::task_scheduler_observer {
 
 Pool::~Pool() = default;
 
+namespace {
+
+/// oneTBB's NUMA nodes. Under AddressSanitizer they are what oneTBB reports without its hwloc
+/// binding ({-1}: unbound): oneTBB before 2021.10 (Debian 12 has 2021.8) dlopens that binding with
+/// RTLD_DEEPBIND, which the sanitizer runtime refuses by aborting the process.
+std::vector<int> tbb_numa_nodes() {
+#if defined(__SANITIZE_ADDRESS__)
+  return {-1};
+#else
+  return tbb::info::numa_nodes();
+#endif
+}
+
+}  // namespace
+
 Status Pool::create(std::shared_ptr<const Topology> topology, const PoolOptions& options,
                     std::unique_ptr<Pool>* out) {
   if (!out) return error(StatusCode::kInvalidArgument, "Pool::create: out is null");
@@ -320,7 +335,7 @@ Status Pool::create(std::shared_ptr<const Topology> topology, const PoolOptions&
                  options.threads, options.threads_per_node, topo.source());
   }
 
-  const std::vector<int> tbb_nodes = options.tbb_numa_nodes.value_or(tbb::info::numa_nodes());
+  const std::vector<int> tbb_nodes = options.tbb_numa_nodes ? *options.tbb_numa_nodes : tbb_numa_nodes();
   bool tbb_binds = false;
   if (!topo.is_this_system()) {
     pool->diagnostics_.push_back(fmt::format(
