@@ -267,6 +267,19 @@ struct MergeSets {
     }
     return cudaSuccess;
   }
+  /// The merge of set i on s, the CPU's side read from mapped pinned memory or (from_device) from
+  /// its copy in device memory.
+  int merge(int i, cudaStream_t s, bool from_device) const {
+    return hgca::merge::launch_merge_states(o_a[i], l_a[i], from_device ? o_b_dev[i] : o_b[i],
+                                            from_device ? l_b_dev[i] : l_b[i], kRows, kD,
+                                            hgca::DType::kFloat32, out[i], nullptr, s);
+  }
+  /// Set i's CPU side copied into device memory on s, with its LSE when `lse`.
+  cudaError_t copy_side(int i, cudaStream_t s, bool lse) const {
+    cudaError_t e = cudaMemcpyAsync(o_b_dev[i], o_b[i], kRows * kD * 4, cudaMemcpyHostToDevice, s);
+    if (e == cudaSuccess && lse) e = cudaMemcpyAsync(l_b_dev[i], l_b[i], kRows * 4, cudaMemcpyHostToDevice, s);
+    return e;
+  }
   ~MergeSets() {
     cudaDeviceSynchronize();
     for (auto* v : {&o_a, &l_a, &o_b_dev, &l_b_dev, &out}) for (float* p : *v) cudaFree(p);
@@ -306,8 +319,7 @@ void BM_MergeZeroCopy(benchmark::State& state) {
   MergeSets m;
   BENCH_CUDA(m.create(false));
   time_merge_sets(state, [&](int i, cudaStream_t s) {
-    return hgca::merge::launch_merge_states(m.o_a[i], m.l_a[i], m.o_b[i], m.l_b[i], MergeSets::kRows, kD,
-                                            hgca::DType::kFloat32, m.out[i], nullptr, s);
+    return m.merge(i, s, false);
   }, MergeSets::kSets, static_cast<int>(state.range(0)));
   state.SetBytesProcessed(state.iterations() * MergeSets::kRows * (kD + 1) * 4);  // the mapped side's bytes
 }
@@ -343,11 +355,7 @@ void BM_MergeFloorCopy(benchmark::State& state) {
   MergeSets m;
   BENCH_CUDA(m.create(false));
   time_merge_sets(state, [&](int i, cudaStream_t s) {
-    cudaError_t e = cudaMemcpyAsync(m.o_b_dev[i], m.o_b[i], MergeSets::kRows * kD * 4, cudaMemcpyHostToDevice, s);
-    if (e == cudaSuccess && state.range(0) != 0) {
-      e = cudaMemcpyAsync(m.l_b_dev[i], m.l_b[i], MergeSets::kRows * 4, cudaMemcpyHostToDevice, s);
-    }
-    return e;
+    return m.copy_side(i, s, state.range(0) != 0);
   });
   state.SetBytesProcessed(state.iterations() * MergeSets::kRows * (kD + 1) * 4);  // the mapped side's bytes
 }
@@ -357,8 +365,7 @@ void BM_MergeFloorDevice(benchmark::State& state) {
   MergeSets m;
   BENCH_CUDA(m.create(false));
   time_merge_sets(state, [&](int i, cudaStream_t s) {
-    return hgca::merge::launch_merge_states(m.o_a[i], m.l_a[i], m.o_b_dev[i], m.l_b_dev[i], MergeSets::kRows, kD,
-                                            hgca::DType::kFloat32, m.out[i], nullptr, s);
+    return m.merge(i, s, true);
   });
 }
 
@@ -367,11 +374,8 @@ void BM_MergeViaCopy(benchmark::State& state) {
   MergeSets m;
   BENCH_CUDA(m.create(false));
   time_merge_sets(state, [&](int i, cudaStream_t s) {
-    cudaError_t e = cudaMemcpyAsync(m.o_b_dev[i], m.o_b[i], MergeSets::kRows * kD * 4, cudaMemcpyHostToDevice, s);
-    if (e == cudaSuccess) e = cudaMemcpyAsync(m.l_b_dev[i], m.l_b[i], MergeSets::kRows * 4, cudaMemcpyHostToDevice, s);
-    if (e != cudaSuccess) return static_cast<int>(e);
-    return hgca::merge::launch_merge_states(m.o_a[i], m.l_a[i], m.o_b_dev[i], m.l_b_dev[i], MergeSets::kRows, kD,
-                                            hgca::DType::kFloat32, m.out[i], nullptr, s);
+    const cudaError_t e = m.copy_side(i, s, true);
+    return e != cudaSuccess ? static_cast<int>(e) : m.merge(i, s, true);
   });
   state.SetBytesProcessed(state.iterations() * MergeSets::kRows * (kD + 1) * 4);  // the mapped side's bytes
 }
