@@ -24,6 +24,7 @@
 #include "cpu/pool.hpp"
 #include "kvmgr/store.hpp"
 #include "kvmgr/store_memory.hpp"
+#include "scatter_block.hpp"
 
 #ifdef HGCA_BENCH_CUDA
 #include <cuda_runtime.h>
@@ -137,7 +138,7 @@ constexpr std::size_t kHeadRow = kD * 2;  // bf16
 constexpr std::size_t kRow = kHkv * kHeadRow;
 constexpr int kSteps = 8;  // per iteration: each step, every sequence evicts one block
 
-enum class Scatter { kStore, kPool };
+enum class Scatter { kStore, kPool, kPoolStreaming };
 
 /// Args: block KB (of one KV head's K), threads. GB/s of evicted K and V.
 template <Scatter kInto>
@@ -156,7 +157,7 @@ void BM_Scatter(benchmark::State& state) {
   std::vector<float> maw(static_cast<std::size_t>(kHkv) * block_tokens);
   for (float& m : maw) m = std::uniform_real_distribution<float>(0.0f, 2.0f / (5.0f * static_cast<float>(block_tokens)))(rng);
   const std::size_t pool_blocks = static_cast<std::size_t>(kSteps) * kSeqs * kHkv * 2;
-  std::vector<std::byte> pool(kInto == Scatter::kPool ? pool_blocks * block : 0, std::byte{1});  // touched
+  std::vector<std::byte> pool(kInto == Scatter::kStore ? 0 : pool_blocks * block, std::byte{1});  // touched
 
   std::vector<std::unique_ptr<hgca::kvmgr::SequenceKv>> seqs;
   const std::vector<std::byte> prompt(static_cast<std::size_t>(4 * block_tokens) * kRow, std::byte{1});
@@ -181,7 +182,7 @@ void BM_Scatter(benchmark::State& state) {
           const int32_t seq = task / (2 * kHkv), h = task / 2 % kHkv, kv = task % 2;
           const std::byte* rows = (kv == 0 ? k : v) + static_cast<std::size_t>(seq) * block_tokens * kRow + h * kHeadRow;
           std::byte* out = pool.data() + ((static_cast<std::size_t>(step) * kSeqs + seq) * kHkv * 2 + h * 2 + kv) * block;
-          for (int32_t r = 0; r < block_tokens; ++r) std::memcpy(out + r * kHeadRow, rows + r * kRow, kHeadRow);
+          hgca::bench::gather_block(out, rows, block_tokens, kHeadRow, kRow, kInto == Scatter::kPoolStreaming);
         });
       }
     }
@@ -193,6 +194,8 @@ void BM_Scatter(benchmark::State& state) {
 BENCHMARK(BM_Scatter<Scatter::kStore>)->Name("BM_Scatter/store")->ArgNames({"block_KB", "threads"})
     ->ArgsProduct({{4, 16, 64}, {1, 2, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Scatter<Scatter::kPool>)->Name("BM_Scatter/pool")->ArgNames({"block_KB", "threads"})
+    ->ArgsProduct({{4, 16, 64}, {1, 2, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Scatter<Scatter::kPoolStreaming>)->Name("BM_Scatter/pool_streaming")->ArgNames({"block_KB", "threads"})
     ->ArgsProduct({{4, 16, 64}, {1, 2, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
 
 #ifdef HGCA_BENCH_CUDA

@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -38,6 +39,7 @@
 #include "cpu/flash_d2h.hpp"
 #include "cpu/pool.hpp"
 #include "cuda_timing.hpp"
+#include "scatter_block.hpp"
 #include "gpu/flash_h2d.hpp"
 #include "kvmgr/store.hpp"
 #include "kvmgr/store_memory.hpp"
@@ -55,6 +57,8 @@ struct Pinned {
   explicit Pinned(std::size_t bytes) {
     if (cudaHostAlloc(reinterpret_cast<void**>(&p), bytes, cudaHostAllocDefault) != cudaSuccess) p = nullptr;
   }
+  Pinned(const Pinned&) = delete;
+  Pinned& operator=(const Pinned&) = delete;
   ~Pinned() { cudaFreeHost(p); }
 };
 
@@ -265,37 +269,77 @@ struct D2HWork {
   std::size_t total() const { return 2 * step_bytes * static_cast<std::size_t>(steps); }
 };
 
-/// FlashD2H's pipeline over `w`: step t's K and V rows ([kSeqs × block_tokens, Hkv, D], sequence by
-/// sequence, as a step's new rows arrive) are copied into staging slot t % 2 and scattered by the
-/// pool; the copy of step t + 1 runs while step t is scattered. `scatter(t, k, v)` does the CPU's part.
-template <typename Scatter>
-cudaError_t flash_d2h(const D2HWork& w, const std::byte* dev_k, const std::byte* dev_v, std::byte* const staging[2],
-                      cudaStream_t s, cudaEvent_t copied[2], hgca::cpu::ScatterLanes& lanes, Scatter&& scatter) {
-  auto copy = [&](int64_t t) -> cudaError_t {
-    std::byte* slot = staging[t % 2];
-    const std::size_t at = static_cast<std::size_t>(t) * w.step_bytes;
-    if (cudaError_t e = cudaMemcpyAsync(slot, dev_k + at, w.step_bytes, cudaMemcpyDeviceToHost, s); e != cudaSuccess) return e;
-    if (cudaError_t e = cudaMemcpyAsync(slot + w.step_bytes, dev_v + at, w.step_bytes, cudaMemcpyDeviceToHost, s);
-        e != cudaSuccess) {
-      return e;
+/// FlashD2H's pipeline: its stream, its pinned staging slots (2: double-buffered; 3: one more copy
+/// may run ahead of the scatters) with a copy's start and end events each, and what a run's copies
+/// and scatters took, for the counters that say which of the two bounds it.
+struct FlashPipe {
+  cudaStream_t stream = nullptr;
+  std::vector<std::byte*> slots;
+  std::vector<cudaEvent_t> began, copied;
+  double copy_s = 0.0, scatter_s = 0.0;
+  FlashPipe(cudaStream_t s, std::vector<std::byte*> staging) : stream(s), slots(std::move(staging)) {
+    began.resize(slots.size());
+    copied.resize(slots.size());
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      cudaEventCreate(&began[i]);
+      cudaEventCreate(&copied[i]);
     }
-    return cudaEventRecord(copied[t % 2], s);
+  }
+  FlashPipe(const FlashPipe&) = delete;
+  FlashPipe& operator=(const FlashPipe&) = delete;
+  ~FlashPipe() {
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      cudaEventDestroy(began[i]);
+      cudaEventDestroy(copied[i]);
+    }
+  }
+};
+
+/// FlashD2H's pipeline over `w`: step t's K and V rows ([kSeqs × block_tokens, Hkv, D], sequence by
+/// sequence, as a step's new rows arrive) are copied into staging slot t % slots and scattered by
+/// the pool; the copies of the next steps run while step t is scattered. `scatter(t, k, v)` does the
+/// CPU's part.
+template <typename Scatter>
+cudaError_t flash_d2h(const D2HWork& w, const std::byte* dev_k, const std::byte* dev_v, FlashPipe& pipe,
+                      hgca::cpu::ScatterLanes& lanes, Scatter&& scatter) {
+  const std::size_t n = pipe.slots.size();
+  auto copy = [&](int64_t t) -> cudaError_t {
+    const std::size_t i = static_cast<std::size_t>(t) % n;
+    const std::size_t at = static_cast<std::size_t>(t) * w.step_bytes;
+    if (cudaError_t e = cudaEventRecord(pipe.began[i], pipe.stream); e != cudaSuccess) return e;
+    for (const std::byte* src : {dev_k + at, dev_v + at}) {
+      std::byte* dst = pipe.slots[i] + (src == dev_k + at ? 0 : w.step_bytes);
+      if (cudaError_t e = cudaMemcpyAsync(dst, src, w.step_bytes, cudaMemcpyDeviceToHost, pipe.stream); e != cudaSuccess) {
+        return e;
+      }
+    }
+    return cudaEventRecord(pipe.copied[i], pipe.stream);
   };
   if (cudaError_t e = copy(0); e != cudaSuccess) return e;
   for (int64_t t = 0; t < w.steps; ++t) {
     if (t + 1 < w.steps) {
-      lanes.wait(0);  // step t - 1's scatter has left slot (t + 1) % 2
+      // Slot (t + 1) % n was last read by scatter t + 1 − n. With 2 slots that is the one running
+      // now; with more it has finished (the lane started scatter t − 1 only after it).
+      if (n == 2) lanes.wait(0);
       if (cudaError_t e = copy(t + 1); e != cudaSuccess) return e;
     }
-    if (cudaError_t e = cudaEventSynchronize(copied[t % 2]); e != cudaSuccess) return e;
-    const std::byte* slot = staging[t % 2];
-    lanes.start(0, [&scatter, t, slot, &w] { scatter(t, slot, slot + w.step_bytes); });
+    const std::size_t i = static_cast<std::size_t>(t) % n;
+    if (cudaError_t e = cudaEventSynchronize(pipe.copied[i]); e != cudaSuccess) return e;
+    float ms = 0.0f;
+    if (cudaError_t e = cudaEventElapsedTime(&ms, pipe.began[i], pipe.copied[i]); e != cudaSuccess) return e;
+    pipe.copy_s += 1e-3 * ms;
+    const std::byte* slot = pipe.slots[i];
+    lanes.start(0, [&scatter, &pipe, t, slot, &w] {
+      const auto t0 = std::chrono::steady_clock::now();
+      scatter(t, slot, slot + w.step_bytes);
+      pipe.scatter_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();  // one lane: serial
+    });
   }
   lanes.wait(0);
   return cudaSuccess;
 }
 
-enum class D2H { kFlashStore, kFlashStoreCold, kFlashPool, kPerBlock, kBatch };
+enum class D2H { kFlashStore, kFlashStoreCold, kFlashPool, kFlashPoolStreaming, kFlashPoolRows, kFlashCopyOnly, kPerBlock, kBatch };
 
 /// Arg: block KB.
 template <D2H kMethod>
@@ -304,17 +348,22 @@ void BM_D2H(benchmark::State& state) {
   const D2HWork w(block);
   std::byte* pool_p = pool();
   Device dev_k(w.total() / 2), dev_v(w.total() / 2);
-  Pinned slot0(2 * w.step_bytes), slot1(2 * w.step_bytes);
-  if (!pool_p || !dev_k.p || !dev_v.p || !slot0.p || !slot1.p) return state.SkipWithError("out of memory");
+  const auto n_slots = static_cast<std::size_t>(state.range(1));
+  std::deque<Pinned> slots;
+  for (std::size_t i = 0; i < n_slots; ++i) slots.emplace_back(2 * w.step_bytes);
+  const bool staged = std::all_of(slots.begin(), slots.end(), [](const Pinned& p) { return p.p != nullptr; });
+  if (!pool_p || !dev_k.p || !dev_v.p || !staged) return state.SkipWithError("out of memory");
   BENCH_CUDA(cudaMemset(dev_k.p, 0x3C, w.total() / 2));
   BENCH_CUDA(cudaMemset(dev_v.p, 0x5A, w.total() / 2));
   cudaStream_t s = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr, copied[2] = {};
+  cudaEvent_t start = nullptr, stop = nullptr;
   BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  for (cudaEvent_t* e : {&start, &stop, &copied[0], &copied[1]}) BENCH_CUDA(cudaEventCreate(e));
-  tbb::task_arena arena;
+  for (cudaEvent_t* e : {&start, &stop}) BENCH_CUDA(cudaEventCreate(e));
+  tbb::task_arena arena(state.range(2) > 0 ? static_cast<int>(state.range(2)) : tbb::task_arena::automatic);
   hgca::cpu::ScatterLanes lanes(1, arena);
-  std::byte* const staging[2] = {slot0.p, slot1.p};
+  std::vector<std::byte*> staging;
+  for (const Pinned& p : slots) staging.push_back(p.p);
+  FlashPipe pipe(s, staging);
 
   // Destinations of the pool and the peers: one scattered pool block per (step, sequence, head, K/V).
   const std::size_t blocks = static_cast<std::size_t>(w.steps) * kSeqs * kHkv * 2;
@@ -360,20 +409,37 @@ void BM_D2H(benchmark::State& state) {
       seqs[i]->evict_and_insert(k + row, v + row, w.block_tokens, maw.data(), sel);
     });
   };
+  // The same copies in runs of 16 staged rows, each read front to back into every head's block.
+  auto to_pool_rows = [&](int64_t t, const std::byte* k, const std::byte* v) {
+    constexpr int32_t kRun = 16;
+    const int32_t runs = (w.block_tokens + kRun - 1) / kRun;
+    tbb::parallel_for(0, kSeqs * 2 * runs, [&](int32_t task) {
+      const int32_t seq = task / (2 * runs), kv = task / runs % 2, r0 = task % runs * kRun;
+      const std::byte* rows = (kv == 0 ? k : v) + (static_cast<std::size_t>(seq) * w.block_tokens + r0) * kRow;
+      for (int32_t r = 0; r < std::min(kRun, w.block_tokens - r0); ++r) {
+        for (int32_t h = 0; h < kHkv; ++h) {
+          std::memcpy(dest(t, seq, h, kv) + (r0 + r) * kHeadRow, rows + r * kRow + h * kHeadRow, kHeadRow);
+        }
+      }
+    });
+  };
   auto to_pool = [&](int64_t t, const std::byte* k, const std::byte* v) {
     tbb::parallel_for(0, kSeqs * kHkv * 2, [&](int32_t task) {
       const int32_t seq = task / (2 * kHkv), h = task / 2 % kHkv, kv = task % 2;
       const std::byte* rows = (kv == 0 ? k : v) + static_cast<std::size_t>(seq) * w.block_tokens * kRow + h * kHeadRow;
-      std::byte* out = dest(t, seq, h, kv);
-      for (int32_t r = 0; r < w.block_tokens; ++r) std::memcpy(out + r * kHeadRow, rows + r * kRow, kHeadRow);
+      hgca::bench::gather_block(dest(t, seq, h, kv), rows, w.block_tokens, kHeadRow, kRow,
+                                kMethod == D2H::kFlashPoolStreaming);
     });
   };
 
   auto run = [&]() -> cudaError_t {
     switch (kMethod) {
       case D2H::kFlashStore:
-      case D2H::kFlashStoreCold: return flash_d2h(w, dev_k.p, dev_v.p, staging, s, copied, lanes, to_store);
-      case D2H::kFlashPool: return flash_d2h(w, dev_k.p, dev_v.p, staging, s, copied, lanes, to_pool);
+      case D2H::kFlashStoreCold: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, to_store);
+      case D2H::kFlashPool:
+      case D2H::kFlashPoolStreaming: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, to_pool);
+      case D2H::kFlashPoolRows: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, to_pool_rows);
+      case D2H::kFlashCopyOnly: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, [](int64_t, const std::byte*, const std::byte*) {});
       case D2H::kPerBlock:
         for (std::size_t i = 0; i < blocks; ++i) {
           if (cudaError_t e = cudaMemcpyAsync(dsts[i], srcs[i], block, cudaMemcpyDeviceToHost, s); e != cudaSuccess) return e;
@@ -384,11 +450,13 @@ void BM_D2H(benchmark::State& state) {
     return cudaSuccess;
   };
   const bool into_stores = kMethod == D2H::kFlashStore || kMethod == D2H::kFlashStoreCold;
-  const bool flash = into_stores || kMethod == D2H::kFlashPool;
+  const bool flash = into_stores || kMethod == D2H::kFlashPool || kMethod == D2H::kFlashPoolStreaming ||
+                     kMethod == D2H::kFlashPoolRows || kMethod == D2H::kFlashCopyOnly;
   if (into_stores) fresh_stores();
   BENCH_CUDA(run());  // warm-up
   BENCH_CUDA(cudaStreamSynchronize(s));
   std::vector<double> seconds;
+  pipe.copy_s = pipe.scatter_s = 0.0;
   for (auto _ : state) {
     if (into_stores) fresh_stores();  // the stores would grow by 256 MB a run
     double sec = 0.0;
@@ -408,9 +476,41 @@ void BM_D2H(benchmark::State& state) {
   state.counters["GBps_median"] = static_cast<double>(w.total()) / median(seconds) / 1e9;
   state.counters["block_KB"] = static_cast<double>(block >> 10);
   state.counters["threads"] = arena.max_concurrency();
+  if (flash) {
+    // Each part's own rate over the timed runs: the pipeline reaches the lower one at best.
+    const double bytes = static_cast<double>(w.total()) * static_cast<double>(state.iterations());
+    state.counters["copy_GBps"] = bytes / pipe.copy_s / 1e9;
+    state.counters["scatter_GBps"] = bytes / pipe.scatter_s / 1e9;
+  }
   seqs.clear();
   cudaStreamDestroy(s);
-  for (cudaEvent_t e : {start, stop, copied[0], copied[1]}) cudaEventDestroy(e);
+  for (cudaEvent_t e : {start, stop}) cudaEventDestroy(e);
+}
+
+/// The link's rate for one contiguous device-to-host copy into pinned memory by its size (MiB; K and
+/// V of a D2H step at 4, 16, 64 KB blocks are 1, 4 and 16 MiB copies). CUDA events, median of 20.
+void BM_D2HContiguous(benchmark::State& state) {
+  const std::size_t bytes = static_cast<std::size_t>(state.range(0)) << 20;
+  Device src(bytes);
+  Pinned dst(bytes);
+  if (!src.p || !dst.p) return state.SkipWithError("out of memory");
+  cudaStream_t s = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (cudaEvent_t* e : {&start, &stop}) BENCH_CUDA(cudaEventCreate(e));
+  auto copy = [&] { return cudaMemcpyAsync(dst.p, src.p, bytes, cudaMemcpyDeviceToHost, s); };
+  BENCH_CUDA(copy());
+  BENCH_CUDA(cudaStreamSynchronize(s));
+  std::vector<double> seconds;
+  for (auto _ : state) {
+    float ms = 0;
+    BENCH_CUDA(hgca::bench::event_ms(s, start, stop, copy, &ms));
+    state.SetIterationTime(ms / 1e3);
+    seconds.push_back(ms / 1e3);
+  }
+  state.counters["GBps_median"] = static_cast<double>(bytes) / median(seconds) / 1e9;
+  cudaStreamDestroy(s);
+  for (cudaEvent_t e : {start, stop}) cudaEventDestroy(e);
 }
 
 // --- Interference ------------------------------------------------------------------------------
@@ -429,8 +529,8 @@ void BM_ComputeBeside(benchmark::State& state) {
   cudaStream_t s = nullptr, t = nullptr;
   BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   BENCH_CUDA(cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking));
-  cudaEvent_t start = nullptr, stop = nullptr, copied[2] = {};
-  for (cudaEvent_t* e : {&start, &stop, &copied[0], &copied[1]}) BENCH_CUDA(cudaEventCreate(e));
+  cudaEvent_t start = nullptr, stop = nullptr;
+  for (cudaEvent_t* e : {&start, &stop}) BENCH_CUDA(cudaEventCreate(e));
   int sms = 0;
   BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   auto kernel = [&] { return launch_compute(sms * 4, 1 << 18, out.p, s); };
@@ -440,7 +540,7 @@ void BM_ComputeBeside(benchmark::State& state) {
   std::thread beside;
   tbb::task_arena arena;
   hgca::cpu::ScatterLanes lanes(1, arena);
-  std::byte* const staging[2] = {slot0.p, slot1.p};
+  FlashPipe pipe(t, {slot0.p, slot1.p});
   std::vector<std::unique_ptr<hgca::kvmgr::SequenceKv>> seqs;
   const hgca::kvmgr::SelectionParams sel{1.0f, 4, 1};
   std::vector<float> maw(static_cast<std::size_t>(kHkv) * w.block_tokens, 1e-3f);
@@ -451,7 +551,7 @@ void BM_ComputeBeside(benchmark::State& state) {
           seqs.clear();
           for (int32_t i = 0; i < kSeqs; ++i) seqs.push_back(std::make_unique<hgca::kvmgr::SequenceKv>(
                                                  4 * w.block_tokens, w.block_tokens, kHkv, kD, 2, store_memory(), 0));
-          (void)flash_d2h(w, dev_k.p, dev_v.p, staging, t, copied, lanes, [&](int64_t, const std::byte* k, const std::byte* v) {
+          (void)flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, [&](int64_t, const std::byte* k, const std::byte* v) {
             tbb::parallel_for(0, kSeqs, [&](int32_t i) {
               const std::size_t row = static_cast<std::size_t>(i) * w.block_tokens * kRow;
               seqs[i]->evict_and_insert(k + row, v + row, w.block_tokens, maw.data(), sel);
@@ -487,7 +587,7 @@ void BM_ComputeBeside(benchmark::State& state) {
   cudaStreamSynchronize(t);
   cudaStreamDestroy(s);
   cudaStreamDestroy(t);
-  for (cudaEvent_t e : {start, stop, copied[0], copied[1]}) cudaEventDestroy(e);
+  for (cudaEvent_t e : {start, stop}) cudaEventDestroy(e);
 }
 
 }  // namespace
@@ -502,15 +602,25 @@ BENCHMARK(BM_H2D<H2D::kFlash, true>)->Name("BM_H2D/flash_thp")->ArgNames({"block
     ->ArgsProduct({{4, 16, 64}, {8}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(12);
 BENCHMARK(BM_H2D<H2D::kBatch, true>)->Name("BM_H2D/memcpy_batch_thp")->ArgNames({"block_KB", "SMs"})
     ->ArgsProduct({{16}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kFlashStore>)->Name("BM_D2H/flash_store")->ArgName("block_KB")->Arg(4)->Arg(16)->Arg(64)
+BENCHMARK(BM_D2H<D2H::kFlashStore>)->Name("BM_D2H/flash_store")->ArgNames({"block_KB", "slots", "threads"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kFlashStoreCold>)->Name("BM_D2H/flash_store_cold")->ArgName("block_KB")->Arg(4)->Arg(16)->Arg(64)
+BENCHMARK(BM_D2H<D2H::kFlashStoreCold>)->Name("BM_D2H/flash_store_cold")->ArgNames({"block_KB", "slots", "threads"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kFlashPool>)->Name("BM_D2H/flash_pool")->ArgName("block_KB")->Arg(4)->Arg(16)->Arg(64)
+BENCHMARK(BM_D2H<D2H::kFlashPool>)->Name("BM_D2H/flash_pool")->ArgNames({"block_KB", "slots", "threads"})->ArgsProduct({{4, 16, 64}, {2, 3, 4}, {0}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kBatch>)->Name("BM_D2H/memcpy_batch")->ArgName("block_KB")->Arg(4)->Arg(16)->Arg(64)
+BENCHMARK(BM_D2H<D2H::kFlashPoolStreaming>)->Name("BM_D2H/flash_pool_streaming")->ArgNames({"block_KB", "slots", "threads"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kPerBlock>)->Name("BM_D2H/memcpy_per_block")->ArgName("block_KB")->Arg(4)->Arg(16)->Arg(64)
+BENCHMARK(BM_D2H<D2H::kFlashPool>)->Name("BM_D2H/flash_pool_tuning")->ArgNames({"block_KB", "slots", "threads"})
+    ->ArgsProduct({{16}, {2, 3, 4}, {4, 8, 12}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_D2H<D2H::kFlashPoolRows>)->Name("BM_D2H/flash_pool_rows")->ArgNames({"block_KB", "slots", "threads"})
+    ->ArgsProduct({{4, 16, 64}, {2, 3, 4}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_D2H<D2H::kFlashCopyOnly>)->Name("BM_D2H/flash_copy_only")->ArgNames({"block_KB", "slots", "threads"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}})
+    ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_D2HContiguous)->ArgName("MiB")->Arg(1)->Arg(4)->Arg(8)->Arg(16)->Arg(64)->UseManualTime()
+    ->Unit(benchmark::kMillisecond)->Iterations(20);
+BENCHMARK(BM_D2H<D2H::kBatch>)->Name("BM_D2H/memcpy_batch")->ArgNames({"block_KB", "slots", "threads"})->ArgsProduct({{4, 16, 64}, {0}, {0}})
+    ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_D2H<D2H::kPerBlock>)->Name("BM_D2H/memcpy_per_block")->ArgNames({"block_KB", "slots", "threads"})->ArgsProduct({{4, 16, 64}, {0}, {0}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(4);
 BENCHMARK(BM_ComputeBeside<Beside::kNothing>)->Name("BM_Compute/alone")->UseManualTime()
     ->Unit(benchmark::kMillisecond)->Iterations(15);

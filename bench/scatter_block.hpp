@@ -1,0 +1,31 @@
+// FlashD2H's scatter into flat blocks, as the benchmarks' "pool" paths do it: one KV head's rows of
+// a staged step ([tokens, Hkv, D], token-major) gathered into one contiguous block.
+#pragma once
+
+#include <emmintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace hgca::bench {
+
+/// Copies `rows` rows of `row_bytes` bytes, `stride` bytes apart in `in`, to `out` back to back.
+/// `streaming`: non-temporal 16-byte stores (SSE2), so the block's lines are written without being
+/// read for ownership first and do not push the staging out of the caches; it needs `out` 16-byte
+/// aligned and `row_bytes` a multiple of 16, and ends with a store fence.
+inline void gather_block(std::byte* out, const std::byte* in, int32_t rows, std::size_t row_bytes, std::size_t stride,
+                         bool streaming) {
+  if (!streaming) {
+    for (int32_t r = 0; r < rows; ++r) std::memcpy(out + r * row_bytes, in + r * stride, row_bytes);
+    return;
+  }
+  auto* dst = reinterpret_cast<__m128i*>(out);
+  for (int32_t r = 0; r < rows; ++r) {
+    const auto* src = reinterpret_cast<const __m128i*>(in + r * stride);
+    for (std::size_t i = 0; i < row_bytes / 16; ++i) _mm_stream_si128(dst++, _mm_loadu_si128(src + i));
+  }
+  _mm_sfence();
+}
+
+}  // namespace hgca::bench
