@@ -7,10 +7,12 @@
 // pinned chunks could be), to see whether translating scattered 4 KB pages costs the GPU.
 // D2H: every step, 32 sequences each evict one block per KV head (Hkv 8, D 128, bf16; K and V),
 // 256 MB in all. FlashD2H end to end, wall clock: each step's new rows go to pinned staging in one
-// copy per K and V (double-buffered), and CPU threads scatter them into the sequences' host windows
-// and DRAM stores (kvmgr::SequenceKv::evict_and_insert, with selection) exactly as the CUDA backend
-// does ("store": in store memory kept from iteration to iteration, "store_cold": mostly in fresh
-// chunks); "pool" scatters into the peers' destinations instead (scattered blocks of a pinned pool).
+// copy per K and V (2 to 4 staging slots), and CPU threads scatter them into the sequences' host
+// windows and DRAM stores (kvmgr::SequenceKv::evict_and_insert, with selection) exactly as the CUDA
+// backend does ("store": in store memory kept from iteration to iteration, "store_cold": mostly in
+// fresh chunks); "pool" scatters into the peers' destinations instead (scattered blocks of a pinned
+// pool; "_streaming" with non-temporal stores, "_rows" by runs of staged rows), "copy_only" not at
+// all. Counters copy_GBps and scatter_GBps give each part's own rate.
 // Peers: one cudaMemcpyAsync per (sequence, head, K/V) block from the window's layout straight to
 // those destinations, and cudaMemcpyBatchAsync of the same list (CUDA events).
 // Interference: a compute-bound kernel alone, and with FlashD2H or an SM-based D2H copy beside it.
@@ -39,10 +41,10 @@
 #include "cpu/flash_d2h.hpp"
 #include "cpu/pool.hpp"
 #include "cuda_timing.hpp"
-#include "scatter_block.hpp"
 #include "gpu/flash_h2d.hpp"
 #include "kvmgr/store.hpp"
 #include "kvmgr/store_memory.hpp"
+#include "scatter_block.hpp"
 #include "transfer_kernels.hpp"
 
 namespace {
@@ -269,8 +271,8 @@ struct D2HWork {
   std::size_t total() const { return 2 * step_bytes * static_cast<std::size_t>(steps); }
 };
 
-/// FlashD2H's pipeline: its stream, its pinned staging slots (2: double-buffered; 3: one more copy
-/// may run ahead of the scatters) with a copy's start and end events each, and what a run's copies
+/// FlashD2H's pipeline: its stream, its pinned staging slots (2: double-buffered; with more, the
+/// next copies run ahead of the scatters) with a copy's start and end events each, and what a run's copies
 /// and scatters took, for the counters that say which of the two bounds it.
 struct FlashPipe {
   cudaStream_t stream = nullptr;
@@ -341,7 +343,7 @@ cudaError_t flash_d2h(const D2HWork& w, const std::byte* dev_k, const std::byte*
 
 enum class D2H { kFlashStore, kFlashStoreCold, kFlashPool, kFlashPoolStreaming, kFlashPoolRows, kFlashCopyOnly, kPerBlock, kBatch };
 
-/// Arg: block KB.
+/// Args: block KB; staging slots (flash rows); scatter threads (flash rows; 0: every core).
 template <D2H kMethod>
 void BM_D2H(benchmark::State& state) {
   const std::size_t block = static_cast<std::size_t>(state.range(0)) << 10;
