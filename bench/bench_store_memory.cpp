@@ -63,9 +63,20 @@ const std::vector<std::byte>& source(std::size_t bytes) {
   return src;
 }
 
+/// An allocator of the calling thread's own (what the shared one's locking costs, by comparison).
+std::shared_ptr<StoreMemory> own_memory() {
+  static thread_local const auto memory = [] {
+    std::shared_ptr<StoreMemory> m;
+    if (!StoreMemory::create(machine(), {}, &m)) std::abort();
+    return m;
+  }();
+  return memory;
+}
+
+/// Args: K bytes per block; 1: every thread its own allocator (0: one for all, as in a runtime).
 void BM_BlocksFromStoreMemory(benchmark::State& state) {
   const auto kv_bytes = static_cast<std::size_t>(state.range(0));
-  auto memory = shared_memory();
+  auto memory = state.range(1) != 0 ? own_memory() : shared_memory();
   const std::size_t v_offset = (kv_bytes + StoreMemory::kAlignment - 1) / StoreMemory::kAlignment * StoreMemory::kAlignment;
   const auto& src = source(kv_bytes);
   std::vector<std::shared_ptr<const StoreBlock>> blocks;
@@ -115,22 +126,24 @@ void BM_BlocksFromVectors(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * kBlocksPerBatch * 2 * static_cast<int64_t>(kv_bytes));
 }
 
-BENCHMARK(BM_BlocksFromStoreMemory)->Arg(4 << 10)->Arg(16 << 10)->Arg(64 << 10)->ThreadRange(1, 16)->UseRealTime();
+BENCHMARK(BM_BlocksFromStoreMemory)->ArgsProduct({{4 << 10, 16 << 10, 64 << 10}, {0, 1}})->ThreadRange(1, 16)->UseRealTime();
 BENCHMARK(BM_BlocksFromVectors)->Arg(4 << 10)->Arg(16 << 10)->Arg(64 << 10)->ThreadRange(1, 16)->UseRealTime();
 
 // --- FlashD2H's scatter ----------------------------------------------------------------------
 
 /// Store memory that keeps the chunks an iteration frees for the next (as hgca_bench_transfer's
 /// flash_store), so that the scatter, not the OS's page faults, is measured.
-std::shared_ptr<StoreMemory> scatter_memory() {
-  static const auto memory = [] {
+/// `i` > 0: the i-th of allocators that each serve one sequence only (what the shared one's
+/// contention costs the scatter, by comparison).
+std::shared_ptr<StoreMemory> scatter_memory(int i = 0) {
+  static std::vector<std::shared_ptr<StoreMemory>> memories;
+  if (memories.size() <= static_cast<std::size_t>(i)) memories.resize(static_cast<std::size_t>(i) + 1);
+  if (!memories[i]) {
     hgca::kvmgr::StoreMemoryOptions o;
     o.high_water_chunks = 64;
-    std::shared_ptr<StoreMemory> m;
-    if (!StoreMemory::create(machine(), o, &m)) std::abort();
-    return m;
-  }();
-  return memory;
+    if (!StoreMemory::create(machine(), o, &memories[i])) std::abort();
+  }
+  return memories[i];
 }
 
 constexpr int32_t kHkv = 8, kD = 128, kSeqs = 32;
@@ -138,7 +151,7 @@ constexpr std::size_t kHeadRow = kD * 2;  // bf16
 constexpr std::size_t kRow = kHkv * kHeadRow;
 constexpr int kSteps = 8;  // per iteration: each step, every sequence evicts one block
 
-enum class Scatter { kStore, kPool, kPoolStreaming };
+enum class Scatter { kStore, kStoreOwnMemory, kPool, kPoolStreaming };
 
 /// Args: block KB (of one KV head's K), threads. GB/s of evicted K and V.
 template <Scatter kInto>
@@ -157,22 +170,24 @@ void BM_Scatter(benchmark::State& state) {
   std::vector<float> maw(static_cast<std::size_t>(kHkv) * block_tokens);
   for (float& m : maw) m = std::uniform_real_distribution<float>(0.0f, 2.0f / (5.0f * static_cast<float>(block_tokens)))(rng);
   const std::size_t pool_blocks = static_cast<std::size_t>(kSteps) * kSeqs * kHkv * 2;
-  std::vector<std::byte> pool(kInto == Scatter::kStore ? 0 : pool_blocks * block, std::byte{1});  // touched
+  const bool into_store = kInto == Scatter::kStore || kInto == Scatter::kStoreOwnMemory;
+  std::vector<std::byte> pool(into_store ? 0 : pool_blocks * block, std::byte{1});  // touched
 
   std::vector<std::unique_ptr<hgca::kvmgr::SequenceKv>> seqs;
   const std::vector<std::byte> prompt(static_cast<std::size_t>(4 * block_tokens) * kRow, std::byte{1});
   for (auto _ : state) {
     state.PauseTiming();
     seqs.clear();
-    for (int32_t i = 0; kInto == Scatter::kStore && i < kSeqs; ++i) {
-      seqs.push_back(std::make_unique<hgca::kvmgr::SequenceKv>(4 * block_tokens, block_tokens, kHkv, kD, 2, scatter_memory(), 0));
+    for (int32_t i = 0; into_store && i < kSeqs; ++i) {
+      seqs.push_back(std::make_unique<hgca::kvmgr::SequenceKv>(4 * block_tokens, block_tokens, kHkv, kD, 2,
+                                                               scatter_memory(kInto == Scatter::kStore ? 0 : 1 + i), 0));
       seqs.back()->evict_and_insert(prompt.data(), prompt.data(), 4 * block_tokens, nullptr, sel);
     }
     state.ResumeTiming();
     for (int step = 0; step < kSteps; ++step) {
       const std::byte* k = staging.data();
       const std::byte* v = k + step_bytes;
-      if (kInto == Scatter::kStore) {
+      if (into_store) {
         tbb::parallel_for(0, kSeqs, [&](int32_t i) {
           const std::size_t row = static_cast<std::size_t>(i) * block_tokens * kRow;
           seqs[i]->evict_and_insert(k + row, v + row, block_tokens, maw.data(), sel);
@@ -192,6 +207,8 @@ void BM_Scatter(benchmark::State& state) {
 }
 
 BENCHMARK(BM_Scatter<Scatter::kStore>)->Name("BM_Scatter/store")->ArgNames({"block_KB", "threads"})
+    ->ArgsProduct({{4, 16, 64}, {1, 2, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Scatter<Scatter::kStoreOwnMemory>)->Name("BM_Scatter/store_own_memory")->ArgNames({"block_KB", "threads"})
     ->ArgsProduct({{4, 16, 64}, {1, 2, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Scatter<Scatter::kPool>)->Name("BM_Scatter/pool")->ArgNames({"block_KB", "threads"})
     ->ArgsProduct({{4, 16, 64}, {1, 2, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
