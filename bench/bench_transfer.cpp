@@ -343,7 +343,8 @@ cudaError_t flash_d2h(const D2HWork& w, const std::byte* dev_k, const std::byte*
 
 enum class D2H { kFlashStore, kFlashStoreCold, kFlashPool, kFlashPoolStreaming, kFlashPoolRows, kFlashCopyOnly, kPerBlock, kBatch };
 
-/// Args: block KB; staging slots (flash rows); scatter threads (flash rows; 0: every core).
+/// Args: block KB; staging slots (flash rows); scatter threads (flash rows; 0: every core); % of the
+/// evicted entries selected (store rows; 0 elsewhere).
 template <D2H kMethod>
 void BM_D2H(benchmark::State& state) {
   const std::size_t block = static_cast<std::size_t>(state.range(0)) << 10;
@@ -390,11 +391,14 @@ void BM_D2H(benchmark::State& state) {
   }
 
   // FlashD2H into the stores: kSeqs sequences whose windows (4 blocks) are full, so that every
-  // step's new block pushes their oldest block out to the store, selected with beta = 1.
+  // step's new block pushes their oldest block out to the store, selected with beta = 1: the
+  // evicted MAW is uniform on [0, hi], hi set so that selected_pct % of it passes beta / n_ref.
   const hgca::kvmgr::SelectionParams sel{1.0f, 4, 1};
+  const float threshold = 1.0f / (5.0f * static_cast<float>(w.block_tokens));  // n_ref: window + new rows
+  const float pass = state.range(3) > 0 ? static_cast<float>(state.range(3)) / 100.0f : 0.5f;
   std::vector<float> maw(static_cast<std::size_t>(kHkv) * w.block_tokens);
   std::mt19937 rng(3);
-  for (float& m : maw) m = std::uniform_real_distribution<float>(0.0f, 2.0f / (5.0f * static_cast<float>(w.block_tokens)))(rng);
+  for (float& m : maw) m = std::uniform_real_distribution<float>(0.0f, threshold / (1.0f - pass))(rng);
   std::vector<std::unique_ptr<hgca::kvmgr::SequenceKv>> seqs;
   const std::vector<std::byte> prompt(static_cast<std::size_t>(4 * w.block_tokens) * kRow, std::byte{1});
   auto fresh_stores = [&] {
@@ -478,6 +482,16 @@ void BM_D2H(benchmark::State& state) {
   state.counters["GBps_median"] = static_cast<double>(w.total()) / median(seconds) / 1e9;
   state.counters["block_KB"] = static_cast<double>(block >> 10);
   state.counters["threads"] = arena.max_concurrency();
+  if (into_stores) {  // the last run's stores: the share of their entries in the context sets
+    double selected = 0.0, stored = 0.0;
+    for (const auto& seq : seqs) {
+      for (int32_t h = 0; h < kHkv; ++h) {
+        selected += static_cast<double>(seq->store(h).context.size());
+        stored += static_cast<double>(seq->store(h).size());
+      }
+    }
+    state.counters["selected_fraction"] = stored > 0 ? selected / stored : 0.0;
+  }
   if (flash) {
     // Each part's own rate over the timed runs: the pipeline reaches the lower one at best.
     const double bytes = static_cast<double>(w.total()) * static_cast<double>(state.iterations());
@@ -604,25 +618,25 @@ BENCHMARK(BM_H2D<H2D::kFlash, true>)->Name("BM_H2D/flash_thp")->ArgNames({"block
     ->ArgsProduct({{4, 16, 64}, {8}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(12);
 BENCHMARK(BM_H2D<H2D::kBatch, true>)->Name("BM_H2D/memcpy_batch_thp")->ArgNames({"block_KB", "SMs"})
     ->ArgsProduct({{16}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kFlashStore>)->Name("BM_D2H/flash_store")->ArgNames({"block_KB", "slots", "threads"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}})
+BENCHMARK(BM_D2H<D2H::kFlashStore>)->Name("BM_D2H/flash_store")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}, {50, 10}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kFlashStoreCold>)->Name("BM_D2H/flash_store_cold")->ArgNames({"block_KB", "slots", "threads"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}})
+BENCHMARK(BM_D2H<D2H::kFlashStoreCold>)->Name("BM_D2H/flash_store_cold")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}, {50}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kFlashPool>)->Name("BM_D2H/flash_pool")->ArgNames({"block_KB", "slots", "threads"})->ArgsProduct({{4, 16, 64}, {2, 3, 4}, {0}})
+BENCHMARK(BM_D2H<D2H::kFlashPool>)->Name("BM_D2H/flash_pool")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})->ArgsProduct({{4, 16, 64}, {2, 3, 4}, {0}, {0}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kFlashPoolStreaming>)->Name("BM_D2H/flash_pool_streaming")->ArgNames({"block_KB", "slots", "threads"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}})
+BENCHMARK(BM_D2H<D2H::kFlashPoolStreaming>)->Name("BM_D2H/flash_pool_streaming")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}, {0}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kFlashPool>)->Name("BM_D2H/flash_pool_tuning")->ArgNames({"block_KB", "slots", "threads"})
-    ->ArgsProduct({{16}, {2, 3, 4}, {4, 8, 12}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kFlashPoolRows>)->Name("BM_D2H/flash_pool_rows")->ArgNames({"block_KB", "slots", "threads"})
-    ->ArgsProduct({{4, 16, 64}, {2, 3, 4}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kFlashCopyOnly>)->Name("BM_D2H/flash_copy_only")->ArgNames({"block_KB", "slots", "threads"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}})
+BENCHMARK(BM_D2H<D2H::kFlashPool>)->Name("BM_D2H/flash_pool_tuning")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})
+    ->ArgsProduct({{16}, {2, 3, 4}, {4, 8, 12}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_D2H<D2H::kFlashPoolRows>)->Name("BM_D2H/flash_pool_rows")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})
+    ->ArgsProduct({{4, 16, 64}, {2, 3, 4}, {0}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_D2H<D2H::kFlashCopyOnly>)->Name("BM_D2H/flash_copy_only")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}, {0}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_D2HContiguous)->ArgName("MiB")->Arg(1)->Arg(4)->Arg(8)->Arg(16)->Arg(64)->UseManualTime()
     ->Unit(benchmark::kMillisecond)->Iterations(20);
-BENCHMARK(BM_D2H<D2H::kBatch>)->Name("BM_D2H/memcpy_batch")->ArgNames({"block_KB", "slots", "threads"})->ArgsProduct({{4, 16, 64}, {0}, {0}})
+BENCHMARK(BM_D2H<D2H::kBatch>)->Name("BM_D2H/memcpy_batch")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})->ArgsProduct({{4, 16, 64}, {0}, {0}, {0}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kPerBlock>)->Name("BM_D2H/memcpy_per_block")->ArgNames({"block_KB", "slots", "threads"})->ArgsProduct({{4, 16, 64}, {0}, {0}})
+BENCHMARK(BM_D2H<D2H::kPerBlock>)->Name("BM_D2H/memcpy_per_block")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})->ArgsProduct({{4, 16, 64}, {0}, {0}, {0}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(4);
 BENCHMARK(BM_ComputeBeside<Beside::kNothing>)->Name("BM_Compute/alone")->UseManualTime()
     ->Unit(benchmark::kMillisecond)->Iterations(15);
