@@ -309,9 +309,10 @@ cudaError_t flash_d2h(const D2HWork& w, const std::byte* dev_k, const std::byte*
     const std::size_t i = static_cast<std::size_t>(t) % n;
     const std::size_t at = static_cast<std::size_t>(t) * w.step_bytes;
     if (cudaError_t e = cudaEventRecord(pipe.began[i], pipe.stream); e != cudaSuccess) return e;
-    for (const std::byte* src : {dev_k + at, dev_v + at}) {
-      std::byte* dst = pipe.slots[i] + (src == dev_k + at ? 0 : w.step_bytes);
-      if (cudaError_t e = cudaMemcpyAsync(dst, src, w.step_bytes, cudaMemcpyDeviceToHost, pipe.stream); e != cudaSuccess) {
+    for (int kv = 0; kv < 2; ++kv) {  // the slot holds the step's K rows, then its V rows
+      if (cudaError_t e = cudaMemcpyAsync(pipe.slots[i] + kv * w.step_bytes, (kv == 0 ? dev_k : dev_v) + at, w.step_bytes,
+                                          cudaMemcpyDeviceToHost, pipe.stream);
+          e != cudaSuccess) {
         return e;
       }
     }
@@ -456,8 +457,7 @@ void BM_D2H(benchmark::State& state) {
     return cudaSuccess;
   };
   const bool into_stores = kMethod == D2H::kFlashStore || kMethod == D2H::kFlashStoreCold;
-  const bool flash = into_stores || kMethod == D2H::kFlashPool || kMethod == D2H::kFlashPoolStreaming ||
-                     kMethod == D2H::kFlashPoolRows || kMethod == D2H::kFlashCopyOnly;
+  const bool flash = kMethod != D2H::kPerBlock && kMethod != D2H::kBatch;
   if (into_stores) fresh_stores();
   BENCH_CUDA(run());  // warm-up
   BENCH_CUDA(cudaStreamSynchronize(s));
