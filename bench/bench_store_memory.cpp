@@ -3,7 +3,7 @@
 // with a GPU, what registering one chunk with CUDA costs per chunk size (16 MiB … 1 GiB), against
 // cudaHostAlloc of the same size, which is what justifies the default chunk size.
 // FlashD2H's CPU side alone: staged rows scattered into host windows and stores
-// (SequenceKv::evict_and_insert) at hgca_bench_transfer's D2H shapes, against the same rows
+// (MirroredKv::evict_and_insert) at hgca_bench_transfer's D2H shapes, against the same rows
 // scattered into pre-faulted blocks of a pool (its flash_pool), so that the scatter is profiled
 // without a GPU.
 //
@@ -173,13 +173,13 @@ void BM_Scatter(benchmark::State& state) {
   const bool into_store = kInto == Scatter::kStore || kInto == Scatter::kStoreOwnMemory;
   std::vector<std::byte> pool(into_store ? 0 : pool_blocks * block, std::byte{1});  // touched
 
-  std::vector<std::unique_ptr<hgca::kvmgr::SequenceKv>> seqs;
+  std::vector<std::unique_ptr<hgca::kvmgr::MirroredKv>> seqs;
   const std::vector<std::byte> prompt(static_cast<std::size_t>(4 * block_tokens) * kRow, std::byte{1});
   for (auto _ : state) {
     state.PauseTiming();
     seqs.clear();
     for (int32_t i = 0; into_store && i < kSeqs; ++i) {
-      seqs.push_back(std::make_unique<hgca::kvmgr::SequenceKv>(4 * block_tokens, block_tokens, kHkv, kD, 2,
+      seqs.push_back(std::make_unique<hgca::kvmgr::MirroredKv>(4 * block_tokens, block_tokens, kHkv, kD, 2,
                                                                scatter_memory(kInto == Scatter::kStore ? 0 : 1 + i), 0));
       seqs.back()->evict_and_insert(prompt.data(), prompt.data(), 4 * block_tokens, nullptr, sel);
     }

@@ -8,7 +8,8 @@
 // D2H: every step, 32 sequences each evict one block per KV head (Hkv 8, D 128, bf16; K and V),
 // 256 MB in all. FlashD2H end to end, wall clock: each step's new rows go to pinned staging in one
 // copy per K and V (2 to 4 staging slots), and CPU threads scatter them into the sequences' host
-// windows and DRAM stores (kvmgr::SequenceKv::evict_and_insert, with selection) exactly as the CUDA
+// windows and DRAM stores (kvmgr::MirroredKv::evict_and_insert, with selection; the blocks the new
+// rows start allocated first, by one thread, as the CUDA backend's enqueue does) exactly as the CUDA
 // backend does ("store": in store memory kept from iteration to iteration, "store_cold": mostly in
 // fresh chunks); "pool" scatters into the peers' destinations instead (scattered blocks of a pinned
 // pool; "_streaming" with non-temporal stores, "_rows" by runs of staged rows), "copy_only" not at
@@ -400,20 +401,22 @@ void BM_D2H(benchmark::State& state) {
   std::vector<float> maw(static_cast<std::size_t>(kHkv) * w.block_tokens);
   std::mt19937 rng(3);
   for (float& m : maw) m = std::uniform_real_distribution<float>(0.0f, threshold / (1.0f - pass))(rng);
-  std::vector<std::unique_ptr<hgca::kvmgr::SequenceKv>> seqs;
+  std::vector<std::unique_ptr<hgca::kvmgr::MirroredKv>> seqs;
   const std::vector<std::byte> prompt(static_cast<std::size_t>(4 * w.block_tokens) * kRow, std::byte{1});
   auto fresh_stores = [&] {
     seqs.clear();
     for (int32_t i = 0; i < kSeqs; ++i) {
-      seqs.push_back(std::make_unique<hgca::kvmgr::SequenceKv>(4 * w.block_tokens, w.block_tokens, kHkv, kD, 2,
+      seqs.push_back(std::make_unique<hgca::kvmgr::MirroredKv>(4 * w.block_tokens, w.block_tokens, kHkv, kD, 2,
                                                                store_memory(kMethod != D2H::kFlashStoreCold), 0));
       seqs.back()->evict_and_insert(prompt.data(), prompt.data(), 4 * w.block_tokens, nullptr, sel);
     }
   };
   auto to_store = [&](int64_t, const std::byte* k, const std::byte* v) {
+    std::vector<hgca::kvmgr::DramStore::PreparedAppend> fresh;
+    for (const auto& seq : seqs) fresh.push_back(seq->allocate_blocks(seq->window_size(), w.block_tokens));
     tbb::parallel_for(0, kSeqs, [&](int32_t i) {
       const std::size_t row = static_cast<std::size_t>(i) * w.block_tokens * kRow;
-      seqs[i]->evict_and_insert(k + row, v + row, w.block_tokens, maw.data(), sel);
+      seqs[i]->evict_and_insert(k + row, v + row, w.block_tokens, maw.data(), sel, std::move(fresh[i]));
     });
   };
   // The same copies in runs of 16 staged rows, each read front to back into every head's block.
@@ -486,8 +489,8 @@ void BM_D2H(benchmark::State& state) {
     double selected = 0.0, stored = 0.0;
     for (const auto& seq : seqs) {
       for (int32_t h = 0; h < kHkv; ++h) {
-        selected += static_cast<double>(seq->store(h).context.size());
-        stored += static_cast<double>(seq->store(h).size());
+        selected += static_cast<double>(seq->dram().store(h).context.size());
+        stored += static_cast<double>(seq->dram().store(h).size());
       }
     }
     state.counters["selected_fraction"] = stored > 0 ? selected / stored : 0.0;
@@ -557,7 +560,7 @@ void BM_ComputeBeside(benchmark::State& state) {
   tbb::task_arena arena;
   hgca::cpu::ScatterLanes lanes(1, arena);
   FlashPipe pipe(t, {slot0.p, slot1.p});
-  std::vector<std::unique_ptr<hgca::kvmgr::SequenceKv>> seqs;
+  std::vector<std::unique_ptr<hgca::kvmgr::MirroredKv>> seqs;
   const hgca::kvmgr::SelectionParams sel{1.0f, 4, 1};
   std::vector<float> maw(static_cast<std::size_t>(kHkv) * w.block_tokens, 1e-3f);
   if (kBeside != Beside::kNothing) {
@@ -565,7 +568,7 @@ void BM_ComputeBeside(benchmark::State& state) {
       while (!stop_beside.load()) {
         if (kBeside == Beside::kFlashD2H) {
           seqs.clear();
-          for (int32_t i = 0; i < kSeqs; ++i) seqs.push_back(std::make_unique<hgca::kvmgr::SequenceKv>(
+          for (int32_t i = 0; i < kSeqs; ++i) seqs.push_back(std::make_unique<hgca::kvmgr::MirroredKv>(
                                                  4 * w.block_tokens, w.block_tokens, kHkv, kD, 2, store_memory(), 0));
           (void)flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, [&](int64_t, const std::byte* k, const std::byte* v) {
             tbb::parallel_for(0, kSeqs, [&](int32_t i) {
@@ -618,7 +621,7 @@ BENCHMARK(BM_H2D<H2D::kFlash, true>)->Name("BM_H2D/flash_thp")->ArgNames({"block
     ->ArgsProduct({{4, 16, 64}, {8}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(12);
 BENCHMARK(BM_H2D<H2D::kBatch, true>)->Name("BM_H2D/memcpy_batch_thp")->ArgNames({"block_KB", "SMs"})
     ->ArgsProduct({{16}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kFlashStore>)->Name("BM_D2H/flash_store")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}, {50, 10}})
+BENCHMARK(BM_D2H<D2H::kFlashStore>)->Name("BM_D2H/flash_store")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})->ArgsProduct({{4, 16, 64}, {2, 3, 4}, {0}, {50, 10}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_D2H<D2H::kFlashStoreCold>)->Name("BM_D2H/flash_store_cold")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}, {50}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);

@@ -22,18 +22,19 @@
 // FlashD2H: rather than packing evicted blocks out of the ring with a kernel, each call copies its
 // new K/V rows to the host once, as the caller hands them over ([T, Hkv, D] each, contiguous: one
 // copy-engine copy for K and one for V, no SMs), and keeps a host copy of every window
-// (kvmgr::SequenceKv). An eviction then only needs the evicted entries' MAW from the GPU (a few
-// floats, written into mapped staging); the CPU pool moves the rows from the host window into the
-// store and selects them, off the streams. Each layer has two staging slots, used by its calls in
+// (kvmgr::MirroredKv), its rows already in the store's per-head blocks. An eviction then only needs
+// the evicted entries' MAW from the GPU (a few floats, written into mapped staging); the CPU pool
+// hands the host window's oldest blocks to the store and selects them, off the streams: each row is
+// copied once, from staging into its block. Each layer has two staging slots, used by its calls in
 // turn: a call's rows wait in its slot until the layer's next call (or drain()) brings them into
 // the host window, or until its scatter has run; the next call waits for that scatter before its
 // sparse attention, so the call after it never copies into a slot still being read. The copy has
 // a stream of its own (D), so that it runs beside the call's attention instead of after the CPU's.
-// A call that evicts allocates its entries' store blocks when it is enqueued, so that store memory
-// running out for them fails that call, with every window and store as they were. Room in the
-// context caches depends on the context sets, which the work enqueued before may still change, so
-// the scatter makes it; running out there is reported by the next call, the evicted entries kept
-// in the store unselected (SequenceKv::evict_and_insert). A call being captured into a graph
+// A call allocates the blocks its rows start in the host window when it is enqueued, so that store
+// memory running out for them fails that call, with every window and store as they were. Room in
+// the context caches depends on the context sets, which the work enqueued before may still change,
+// so the scatter makes it; running out there is reported by the next call, the evicted entries kept
+// in the store unselected (MirroredKv::evict_and_insert). A call being captured into a graph
 // allocates its blocks then too (the graph performs its step once), so running out fails the call
 // in the capture, before it has captured anything; a graph launched again allocates in its scatter.
 //
@@ -238,8 +239,8 @@ struct WindowState {
 struct CudaSequence final : SequenceState {
   int32_t ring = 0;                      // its rings in the layers' slabs
   std::vector<WindowState> windows;      // per layer
-  /// Per layer: the host's copy of the window (its MAW unused: the GPU tracks MAW) and the store.
-  std::vector<kvmgr::SequenceKv> layers;
+  /// Per layer: the host's copy of the window, in store blocks, and the store.
+  std::vector<kvmgr::MirroredKv> layers;
 };
 
 class CudaRuntime;
@@ -257,8 +258,8 @@ struct CallJob {
   /// Deterministic mode, an append that may re-evaluate and evicts nothing: its re-evaluations
   /// start (and publish) in a host function on S after the merge, not beside the GPU's reads.
   bool reevaluates_after_merge = false;
-  /// Per batch entry: its store append's blocks, allocated when the call was enqueued (count 0: none,
-  /// or taken by the scatter already).
+  /// Per batch entry: the store blocks its new rows start in the host's window, allocated when the
+  /// call was enqueued (count 0: none, or taken by the scatter already; empty: none for any entry).
   std::vector<kvmgr::DramStore::PreparedAppend> prepared;
   const std::byte* q = nullptr;      // the caller's q on the device (the GPU's sparse part reads it)
   double window_s = 0.0;             // the cost model's estimate of the window's attention
@@ -709,14 +710,13 @@ class CudaRuntime final : public RuntimeBase {
     if (Status s = reserve(wp, tokens, staged, max_w, max_new, sparse_shape.n_items, sparse_ws_bytes, capturing); !s) {
       return s;
     }
-    // FlashD2H: the blocks of every append this call's scatter makes, allocated now (see the top
-    // of the file), so that running out fails this call before anything changes.
-    if (staged > 0) {
-      job->prepared.resize(static_cast<std::size_t>(step.size()));
-      for (int32_t i = 0; i < step.size(); ++i) {
-        if (cseqs[i].evict == 0) continue;
-        job->prepared[i] = static_cast<CudaSequence*>(step.seqs[i])->layers[layer].dram().allocate_append(cseqs[i].evict);
-      }
+    // FlashD2H: the blocks this call's rows start in the host's windows, allocated now (see the
+    // top of the file), so that running out fails this call before anything changes.
+    for (int32_t i = 0; i < step.size(); ++i) {
+      auto blocks = static_cast<CudaSequence*>(step.seqs[i])->layers[layer].allocate_blocks(wseqs[i].w, step.n_new[i]);
+      if (blocks.count == 0) continue;
+      if (job->prepared.empty()) job->prepared.resize(static_cast<std::size_t>(step.size()));
+      job->prepared[i] = std::move(blocks);
     }
     Buffer& staging = staging_[2 * layer + parity_[layer]];
     const std::size_t rows = static_cast<std::size_t>(tokens) * hq;

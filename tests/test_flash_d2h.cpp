@@ -1,5 +1,5 @@
-// FlashD2H's CPU side: the scatter of staged rows into a host window and its store gives what the
-// host backend's commit gives; the scatter lanes run a layer's scatters in order, one at a time,
+// FlashD2H's CPU side: the scatter of staged rows into a host window of store blocks and its store
+// gives what the host backend's commit gives; the scatter lanes run a layer's scatters in order, one at a time,
 // and hold back a producer that would refill a staging slot still being scattered.
 #include <gtest/gtest.h>
 
@@ -42,14 +42,14 @@ std::string name(const ::testing::TestParamInfo<ScatterCase>& info) {
 class ScatterMatchesCommit : public ::testing::TestWithParam<ScatterCase> {};
 
 // The host backend tracks MAW itself (commit); the CUDA backend's scatter gets the evicted MAW from
-// the GPU (evict_and_insert). Fed the same rows, and the MAW that commit evicted, the two must
-// hold the same window and store, entry for entry, through wraps, prompts longer than the window
-// and windows whose tail is not block-aligned; with the append's blocks allocated ahead or not.
+// the GPU (MirroredKv::evict_and_insert). Fed the same rows, and the MAW that commit evicted, the
+// two must hold the same window and store, entry for entry, through wraps, prompts longer than the
+// window and windows whose tail is not block-aligned; with the new rows' blocks allocated ahead or not.
 TEST_P(ScatterMatchesCommit, StoreAndWindowEqualTheHostPath) {
   const ScatterCase c = GetParam();
   const int64_t w = int64_t{c.window_blocks} * c.block_tokens;
   kvmgr::SequenceKv host(w, c.block_tokens, c.hkv, c.head_dim, c.elem_size, test::store_memory(), 0);
-  kvmgr::SequenceKv scattered(w, c.block_tokens, c.hkv, c.head_dim, c.elem_size, test::store_memory(), 0);
+  kvmgr::MirroredKv scattered(w, c.block_tokens, c.hkv, c.head_dim, c.elem_size, test::store_memory(), 0);
   const std::size_t row = static_cast<std::size_t>(c.hkv) * c.head_dim * c.elem_size;
   std::mt19937_64 rng(w * 7 + c.hkv);
   std::uniform_real_distribution<float> weight(0.0f, 2.0f / static_cast<float>(w));
@@ -68,7 +68,6 @@ TEST_P(ScatterMatchesCommit, StoreAndWindowEqualTheHostPath) {
     for (const auto& head : a) a_ptrs.push_back(head.data());
 
     const int64_t evict = host.evict_count(n);
-    ASSERT_EQ(scattered.evict_count(n), evict);
     const int64_t from = host.store_size();
     host.commit(k.data(), v.data(), n, a_ptrs, 0.25f, c.sel);
     std::vector<float> evicted_maw;  // [Hkv, evict], as the GPU stages it
@@ -77,32 +76,34 @@ TEST_P(ScatterMatchesCommit, StoreAndWindowEqualTheHostPath) {
       evicted_maw.insert(evicted_maw.end(), maw.begin() + from, maw.end());
     }
     // Every other call with its blocks allocated ahead, as the CUDA backend does when it enqueues.
-    kvmgr::DramStore::PreparedAppend ahead = call % 2 == 0 ? scattered.dram().allocate_append(evict)
+    kvmgr::DramStore::PreparedAppend ahead = call % 2 == 0 ? scattered.allocate_blocks(scattered.window_size(), n)
                                                            : kvmgr::DramStore::PreparedAppend{};
     scattered.evict_and_insert(k.data(), v.data(), n, evicted_maw.data(), c.sel, std::move(ahead));
     evicted_total += evict;
 
-    ASSERT_EQ(scattered.window().size(), host.window().size()) << "call " << call;
+    const std::size_t head_row = static_cast<std::size_t>(c.head_dim) * c.elem_size;
+    ASSERT_EQ(scattered.window_size(), host.window().size()) << "call " << call;
     for (int64_t i = 0; i < host.window().size(); ++i) {
-      ASSERT_EQ(std::memcmp(scattered.window().k(scattered.window().slot(i)), host.window().k(host.window().slot(i)), row), 0);
-      ASSERT_EQ(std::memcmp(scattered.window().v(scattered.window().slot(i)), host.window().v(host.window().slot(i)), row), 0);
+      for (int32_t h = 0; h < c.hkv; ++h) {
+        ASSERT_EQ(std::memcmp(scattered.window_k(h, i), host.window().k(host.window().slot(i)) + h * head_row, head_row), 0);
+        ASSERT_EQ(std::memcmp(scattered.window_v(h, i), host.window().v(host.window().slot(i)) + h * head_row, head_row), 0);
+      }
     }
-    ASSERT_EQ(scattered.store_size(), host.store_size()) << "call " << call;
+    ASSERT_EQ(scattered.dram().size(), host.store_size()) << "call " << call;
     for (int32_t h = 0; h < c.hkv; ++h) {
-      const kvmgr::HeadStore& got = scattered.store(h);
+      const kvmgr::HeadStore& got = scattered.dram().store(h);
       const kvmgr::HeadStore& want = host.store(h);
       ASSERT_EQ(got.maw, want.maw) << "call " << call << " head " << h;
       ASSERT_EQ(got.n_ref, want.n_ref);
       ASSERT_EQ(got.context.indices, want.context.indices);
-      const std::size_t head_row = static_cast<std::size_t>(c.head_dim) * c.elem_size;
       const std::size_t cache_bytes = want.context.indices.size() * head_row;
       if (cache_bytes > 0) {
         ASSERT_EQ(std::memcmp(got.context_cache.k(), want.context_cache.k(), cache_bytes), 0) << "call " << call;
         ASSERT_EQ(std::memcmp(got.context_cache.v(), want.context_cache.v(), cache_bytes), 0) << "call " << call;
       }
       for (int64_t j = 0; j < host.store_size(); ++j) {
-        ASSERT_EQ(std::memcmp(scattered.store_k(h, j), host.store_k(h, j), head_row), 0) << "entry " << j;
-        ASSERT_EQ(std::memcmp(scattered.store_v(h, j), host.store_v(h, j), head_row), 0) << "entry " << j;
+        ASSERT_EQ(std::memcmp(scattered.dram().k(h, j), host.store_k(h, j), head_row), 0) << "entry " << j;
+        ASSERT_EQ(std::memcmp(scattered.dram().v(h, j), host.store_v(h, j), head_row), 0) << "entry " << j;
       }
     }
   }
@@ -122,7 +123,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, ScatterMatchesCommit,
 // the call was enqueued): the GPU's window has moved on, so the evicted entries must still join the
 // store, in order with their MAW, unselected; the window takes the new rows; then the exhaustion is
 // reported. Store memory: one 64 KiB chunk, holding 2 KiB blocks; a 16-row cache is 4 KiB, another
-// slot size, which would need a second chunk.
+// slot size, which would need a second chunk. Then a call whose rows need a block more, with the
+// chunk's 32 blocks taken: allocating them ahead fails, with nothing changed.
 TEST(ScatterExhaustion, EvictedEntriesAreKeptWhenTheContextCacheCannotGrow) {
   kvmgr::StoreMemoryOptions o = test::small_chunks();
   o.low_water_chunks = 0;
@@ -130,7 +132,7 @@ TEST(ScatterExhaustion, EvictedEntriesAreKeptWhenTheContextCacheCannotGrow) {
   o.limit_bytes = o.chunk_bytes;
   const int32_t block_tokens = 8, head_dim = 64;
   const std::size_t elem = 2, row = head_dim * elem;  // one KV head
-  kvmgr::SequenceKv kv(2 * block_tokens, block_tokens, 1, head_dim, elem, test::store_memory(o), 0);
+  kvmgr::MirroredKv kv(2 * block_tokens, block_tokens, 1, head_dim, elem, test::store_memory(o), 0);
   const int64_t n = 32;  // into an empty window of 16: the oldest 16 leave at once
   std::vector<std::byte> k(n * row), v(n * row);
   for (std::size_t i = 0; i < k.size(); ++i) {
@@ -140,22 +142,40 @@ TEST(ScatterExhaustion, EvictedEntriesAreKeptWhenTheContextCacheCannotGrow) {
   std::vector<float> evicted_maw(16);
   for (int i = 0; i < 16; ++i) evicted_maw[i] = 0.01f * static_cast<float>(i + 1);
   const kvmgr::SelectionParams sel{0.0f, 0, 1};
-  kvmgr::DramStore::PreparedAppend ahead = kv.dram().allocate_append(16);
+  kvmgr::DramStore::PreparedAppend ahead = kv.allocate_blocks(0, n);
+  ASSERT_EQ(ahead.count, n);
   EXPECT_THROW(kv.evict_and_insert(k.data(), v.data(), n, evicted_maw.data(), sel, std::move(ahead)),
                kvmgr::StoreMemoryExhausted);
-  ASSERT_EQ(kv.store_size(), 16);
-  const kvmgr::HeadStore& store = kv.store(0);
+  ASSERT_EQ(kv.dram().size(), 16);
+  const kvmgr::HeadStore& store = kv.dram().store(0);
   EXPECT_EQ(store.maw, evicted_maw);
   EXPECT_EQ(store.context.size(), 0) << "no room for S's cache: nothing selected";
   for (int64_t j = 0; j < 16; ++j) {
-    EXPECT_EQ(std::memcmp(kv.store_k(0, j), k.data() + j * row, row), 0) << "entry " << j;
-    EXPECT_EQ(std::memcmp(kv.store_v(0, j), v.data() + j * row, row), 0) << "entry " << j;
+    EXPECT_EQ(std::memcmp(kv.dram().k(0, j), k.data() + j * row, row), 0) << "entry " << j;
+    EXPECT_EQ(std::memcmp(kv.dram().v(0, j), v.data() + j * row, row), 0) << "entry " << j;
   }
-  ASSERT_EQ(kv.window().size(), 16);
-  for (int64_t i = 0; i < 16; ++i) {
-    EXPECT_EQ(std::memcmp(kv.window().k(kv.window().slot(i)), k.data() + (16 + i) * row, row), 0) << "row " << i;
-    EXPECT_EQ(std::memcmp(kv.window().v(kv.window().slot(i)), v.data() + (16 + i) * row, row), 0) << "row " << i;
+  auto window_holds_the_last_16 = [&] {
+    ASSERT_EQ(kv.window_size(), 16);
+    for (int64_t i = 0; i < 16; ++i) {
+      EXPECT_EQ(std::memcmp(kv.window_k(0, i), k.data() + (16 + i) * row, row), 0) << "row " << i;
+      EXPECT_EQ(std::memcmp(kv.window_v(0, i), v.data() + (16 + i) * row, row), 0) << "row " << i;
+    }
+  };
+  window_holds_the_last_16();
+
+  std::vector<kvmgr::DramStore::PreparedAppend> taken;  // the chunk's other 28 blocks
+  while (true) {
+    try {
+      taken.push_back(kv.dram().allocate_append(block_tokens));
+    } catch (const kvmgr::StoreMemoryExhausted&) {
+      break;
+    }
   }
+  EXPECT_EQ(taken.size(), 28u);
+  EXPECT_THROW(kv.allocate_blocks(kv.window_size(), 1), kvmgr::StoreMemoryExhausted);
+  EXPECT_THROW(kv.evict_and_insert(k.data(), v.data(), 1, evicted_maw.data(), sel), kvmgr::StoreMemoryExhausted);
+  EXPECT_EQ(kv.dram().size(), 16);
+  window_holds_the_last_16();
 }
 
 // fill_append copies runs of rows in parallel, across the boundaries of the pieces (window runs,

@@ -144,40 +144,46 @@ void DramStore::make_entry_room(const PreparedAppend& prepared) {
   }
 }
 
-void DramStore::fill_append(PreparedAppend& prepared, std::span<const Rows> pieces) const {
+void DramStore::fill_blocks(std::span<const StoreBlocks> blocks, int64_t first, std::span<const Rows> pieces) const {
   const int32_t hkv = n_kv_heads();
   const std::size_t token_row_bytes = head_row_bytes_ * hkv;
-  // Entries [t, end), read front to back, every head's row to its block.
+  int64_t count = 0;
+  for (const Rows& piece : pieces) count += piece.count;
+  constexpr int64_t kRowsPerTask = 16;
+  // Rows [t, end) (at most kRowsPerTask), head by head: each block is written front to back. (Row
+  // by row, every head's block would be written at the same offset at once: stores 4 KiB apart
+  // that share cache sets, at half the speed.)
   auto copy_rows = [&](int64_t t, int64_t end) {
+    std::array<const std::byte*, kRowsPerTask> k, v;  // the rows' sources
     std::size_t p = 0;
     int64_t r = t;  // row t within pieces[p]
     while (r >= pieces[p].count) r -= pieces[p++].count;
-    for (; t < end; ++t, ++r) {
+    for (int64_t i = 0; i < end - t; ++i, ++r) {
       if (r == pieces[p].count) {
         ++p;
         r = 0;
       }
-      const std::size_t at = static_cast<std::size_t>(t % block_tokens_) * head_row_bytes_;
-      const auto b = static_cast<std::size_t>(t / block_tokens_);
-      const std::byte* k = pieces[p].k + r * token_row_bytes;
-      const std::byte* v = pieces[p].v + r * token_row_bytes;
-      for (int32_t h = 0; h < hkv; ++h) {
-        std::byte* dst = prepared.blocks[h][b]->memory.data() + at;
-        std::memcpy(dst, k + h * head_row_bytes_, head_row_bytes_);
-        std::memcpy(dst + block_v_offset_, v + h * head_row_bytes_, head_row_bytes_);
+      k[i] = pieces[p].k + r * token_row_bytes;
+      v[i] = pieces[p].v + r * token_row_bytes;
+    }
+    for (int32_t h = 0; h < hkv; ++h) {
+      const std::size_t from = h * head_row_bytes_;
+      for (int64_t e = first + t, i = 0; i < end - t; ++e, ++i) {  // e: the row's entry
+        std::byte* dst = blocks[h][e / block_tokens_]->memory.data() + (e % block_tokens_) * head_row_bytes_;
+        std::memcpy(dst, k[i] + from, head_row_bytes_);
+        std::memcpy(dst + block_v_offset_, v[i] + from, head_row_bytes_);
       }
     }
   };
   // Runs of rows in parallel, so that an append of one block still keeps several threads busy.
-  constexpr int64_t kRowsPerTask = 16;
   try {
-    tbb::parallel_for(int64_t{0}, (prepared.count + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task) {
-      copy_rows(task * kRowsPerTask, std::min(prepared.count, (task + 1) * kRowsPerTask));
+    tbb::parallel_for(int64_t{0}, (count + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task) {
+      copy_rows(task * kRowsPerTask, std::min(count, (task + 1) * kRowsPerTask));
     });
   } catch (const std::bad_alloc&) {
     // No memory for the pool's tasks: the copies (which may be redone) in this thread, so that
     // evicted entries are never left behind.
-    copy_rows(0, prepared.count);
+    copy_rows(0, count);
   }
 }
 
@@ -349,41 +355,86 @@ void SequenceKv::apply_commit(PreparedCommit&& c, const SelectionParams& sel) {
   }
 }
 
-void SequenceKv::evict_and_insert(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
-                                  const float* evicted_maw, const SelectionParams& sel,
-                                  DramStore::PreparedAppend&& prepared) {
-  const int64_t w = window_.size();
-  const int64_t evict = evict_count(n_new);
-  const std::size_t row_bytes = window_.row_bytes();
+MirroredKv::MirroredKv(int64_t window_tokens, int32_t block_tokens, int32_t n_kv_heads, int32_t head_dim,
+                       std::size_t elem_size, std::shared_ptr<StoreMemory> memory, int node)
+    : capacity_(window_tokens),
+      store_(block_tokens, n_kv_heads, head_dim, elem_size, std::move(memory), node),
+      blocks_(static_cast<std::size_t>(n_kv_heads)) {}
 
-  std::string unselected;  // why the evicted entries joined the store unselected, if they did
+const std::byte* MirroredKv::window_k(int32_t h, int64_t i) const {
+  const int32_t bt = store_.block_tokens();
+  return blocks_[h][i / bt]->k() + (i % bt) * store_.head_row_bytes();
+}
+
+const std::byte* MirroredKv::window_v(int32_t h, int64_t i) const {
+  const int32_t bt = store_.block_tokens();
+  return blocks_[h][i / bt]->v() + (i % bt) * store_.head_row_bytes();
+}
+
+DramStore::PreparedAppend MirroredKv::allocate_blocks(int64_t window_size, int64_t n_new) const {
+  const int64_t bt = store_.block_tokens();
+  const int64_t added = (window_size + n_new + bt - 1) / bt - (window_size + bt - 1) / bt;
+  return store_.allocate_append(added * bt);
+}
+
+void MirroredKv::evict_and_insert(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
+                                  const float* evicted_maw, const SelectionParams& sel,
+                                  DramStore::PreparedAppend&& blocks) {
+  const int32_t bt = store_.block_tokens();
+  const int32_t hkv = store_.n_kv_heads();
+  const int64_t evict = evict_count(size_, capacity_, n_new, bt);
+  const auto evict_blocks = static_cast<std::ptrdiff_t>(evict / bt);
+  const auto n_ref = static_cast<uint32_t>(size_ + n_new);
+  if (blocks.count == 0) blocks = allocate_blocks(size_, n_new);
+  assert(static_cast<int64_t>(blocks_.front().size()) * bt + blocks.count == (size_ + n_new + bt - 1) / bt * bt);
+
+  // What can fail, before anything changes: room in the window's lists and the store's, the
+  // evicted blocks' lists (twice: `kept` holds them too, should selection fail), the context caches.
+  DramStore::PreparedAppend evicted, kept;
+  for (DramStore::PreparedAppend* p : {&evicted, &kept}) {
+    p->count = evict;
+    p->blocks.resize(static_cast<std::size_t>(hkv));
+    for (StoreBlocks& b : p->blocks) b.reserve(static_cast<std::size_t>(evict_blocks));
+  }
+  const auto added = static_cast<std::size_t>(blocks.count / bt);  // per KV head (none: no lists)
+  for (int32_t h = 0; h < hkv; ++h) blocks_[h].reserve(blocks_[h].size() + added);
+  std::string unselected;  // why the evicted entries join the store unselected, if they do
   if (evict > 0) {
-    if (prepared.count == 0) prepared = store_.allocate_append(evict);
-    assert(prepared.count == evict);
     try {
-      store_.make_room(prepared, sel);
+      store_.make_room(evicted, sel);
     } catch (const StoreMemoryExhausted& e) {
-      // The blocks are there, only S's cache cannot grow: the GPU's window has already moved on,
-      // so the entries join the store unselected rather than be lost.
-      store_.make_entry_room(prepared);
+      // Only S's cache cannot grow: the GPU's window has already moved on, so the entries join
+      // the store unselected rather than be lost.
+      store_.make_entry_room(evicted);
       unselected = e.what();
     }
-    std::array<DramStore::Rows, 3> pieces;
-    store_.fill_append(prepared, std::span(pieces.data(), static_cast<std::size_t>(evicted_pieces(new_k, new_v, evict, pieces))));
-    const auto n_ref = static_cast<uint32_t>(w + n_new);
-    if (unselected.empty()) {
-      store_.commit_append(std::move(prepared), evicted_maw, n_ref, sel);
-    } else {
-      store_.commit_unselected(std::move(prepared), evicted_maw, n_ref);
-    }
   }
 
-  const int64_t keep_from = std::max<int64_t>(0, evict - w);  // first new row that stays
-  window_.pop_front(std::min(evict, w));
-  window_.push_back(new_k + keep_from * row_bytes, new_v + keep_from * row_bytes, n_new - keep_from);
-  if (!unselected.empty()) {
-    throw StoreMemoryExhausted(unselected + fmt::format(" ({} evicted entries kept in the store, not selected)", evict));
+  // The rows land after the window's entries: in its last block's free rows, then the new blocks.
+  for (int32_t h = 0; h < hkv && added > 0; ++h) {
+    for (auto& block : blocks.blocks[h]) blocks_[h].push_back(std::move(block));
   }
+  const DramStore::Rows rows{new_k, new_v, n_new};
+  store_.fill_blocks(blocks_, size_, {&rows, 1});
+  // The oldest blocks leave the window as they are (within the capacity reserved above).
+  for (int32_t h = 0; h < hkv; ++h) {
+    auto& window = blocks_[h];
+    evicted.blocks[h].assign(window.begin(), window.begin() + evict_blocks);
+    kept.blocks[h].assign(window.begin(), window.begin() + evict_blocks);
+    window.erase(window.begin(), window.begin() + evict_blocks);
+  }
+  size_ += n_new - evict;
+  if (evict == 0) return;
+  if (unselected.empty()) {
+    try {
+      store_.commit_append(std::move(evicted), evicted_maw, n_ref, sel);
+      return;
+    } catch (const std::bad_alloc& e) {
+      unselected = e.what();  // selection's scratch; commit_append undid itself
+    }
+  }
+  store_.commit_unselected(std::move(kept), evicted_maw, n_ref);
+  throw StoreMemoryExhausted(unselected + fmt::format(" ({} evicted entries kept in the store, not selected)", evict));
 }
 
 }  // namespace hgca::kvmgr

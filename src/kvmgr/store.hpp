@@ -87,6 +87,7 @@ class DramStore {
 
   int32_t n_kv_heads() const { return static_cast<int32_t>(stores_.size()); }
   int32_t block_tokens() const { return block_tokens_; }
+  std::size_t head_row_bytes() const { return head_row_bytes_; }
   int node() const { return node_; }
   const HeadStore& store(int32_t h) const { return stores_[h]; }
   /// Entries in the store (the same for every KV head).
@@ -107,9 +108,8 @@ class DramStore {
     int64_t count = 0;
   };
   /// The blocks of an append of `count` entries (a multiple of block_tokens), from one call of
-  /// the allocator. Reads nothing an append changes: the CUDA backend calls it when it enqueues
-  /// the call whose scatter appends, beside a scatter that may be running, so that running out of
-  /// store memory for the blocks fails that call, before any entry leaves the window.
+  /// the allocator. Reads nothing an append changes (MirroredKv::allocate_blocks calls it beside a
+  /// scatter that may be running).
   PreparedAppend allocate_append(int64_t count) const;
   /// Room for the prepared entries and for what selection may add (lists, context caches); may
   /// fail, with no visible change.
@@ -123,11 +123,16 @@ class DramStore {
     make_room(p, sel);
     return p;
   }
-  /// Copies the entries' K and V, oldest first, from `pieces` (prepared.count rows in all) into the
-  /// prepared blocks, runs of rows in parallel (in the caller's arena; make_room, commit_append and
-  /// apply_reevaluation work per KV head there too). Changes nothing visible. Cannot fail: without
-  /// memory for the pool's tasks it copies in the calling thread.
-  void fill_append(PreparedAppend& prepared, std::span<const Rows> pieces) const;
+  /// Copies token-major rows, oldest first, from `pieces` into entries [first, first + their rows)
+  /// of per-KV-head block lists laid out as the store's (entry e of head h in blocks[h][e /
+  /// block_tokens]), runs of rows in parallel (in the caller's arena; make_room, commit_append and
+  /// apply_reevaluation work per KV head there too). Cannot fail: without memory for the pool's
+  /// tasks it copies in the calling thread.
+  void fill_blocks(std::span<const StoreBlocks> blocks, int64_t first, std::span<const Rows> pieces) const;
+  /// fill_blocks into the prepared blocks (prepared.count rows in all). Changes nothing visible.
+  void fill_append(PreparedAppend& prepared, std::span<const Rows> pieces) const {
+    fill_blocks(prepared.blocks, 0, pieces);
+  }
   /// Appends the prepared entries with their MAW [Hkv, count], all judged against `n_ref`, then
   /// selects among them. Strong guarantee: on an exception the store is as it was.
   void commit_append(PreparedAppend&& prepared, const float* maw, uint32_t n_ref, const SelectionParams& sel);
@@ -211,19 +216,6 @@ class SequenceKv {
     apply_commit(prepare_commit(new_k, new_v, n_new, weights, alpha, sel), sel);
   }
 
-  /// The part of commit() that moves KV, for a window whose MAW is tracked elsewhere (the CUDA
-  /// backend keeps its window on the GPU and this one as the host's copy of it, FlashD2H): the
-  /// oldest evict_count(n_new) entries of window ∪ new rows go to the store with `evicted_maw`
-  /// [Hkv, evict] and n_ref = window size + n_new, and are selected; the remaining new rows enter
-  /// the window (their MAW is left as it is). `prepared`: the store's allocate_append of those
-  /// entries, made ahead (empty: made here). Strong guarantee on bad_alloc, but for store memory
-  /// running out where only the context caches need more: the entries still join the store,
-  /// unselected, the window moves on, and then StoreMemoryExhausted is thrown (nothing is lost, and
-  /// the caller reports it).
-  void evict_and_insert(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
-                        const float* evicted_maw, const SelectionParams& sel,
-                        DramStore::PreparedAppend&& prepared = {});
-
   void apply_reevaluation(std::span<const std::vector<float>> a, const SelectionParams& sel) {
     store_.apply_reevaluation(a, sel);
   }
@@ -236,6 +228,47 @@ class SequenceKv {
 
   WindowRing window_;
   DramStore store_;
+};
+
+/// The CUDA backend's KV of one (layer, sequence) on the host: the rows of its window, which the
+/// GPU attends in its own ring, as FlashD2H staged them, and its store. The rows wait in store
+/// blocks: the store grows by whole blocks, so the window's oldest entry always starts one, and an
+/// eviction hands the window's oldest blocks to the store as they are. Each row is copied once, from
+/// staging into its KV head's block; the MAW is the GPU's.
+class MirroredKv {
+ public:
+  MirroredKv(int64_t window_tokens, int32_t block_tokens, int32_t n_kv_heads, int32_t head_dim,
+             std::size_t elem_size, std::shared_ptr<StoreMemory> memory, int node);
+
+  const DramStore& dram() const { return store_; }
+  DramStore& dram() { return store_; }
+  int64_t window_size() const { return size_; }
+  /// K / V row of KV head h of the window's i-th oldest entry.
+  const std::byte* window_k(int32_t h, int64_t i) const;
+  const std::byte* window_v(int32_t h, int64_t i) const;
+
+  /// The blocks that n_new rows entering a window of `window_size` entries add (none when they fit
+  /// in its last block), from one call of the allocator. The CUDA backend calls it when it enqueues
+  /// the call (the window then being the size the call will find), so that running out of store
+  /// memory fails that call, before anything leaves the GPU's window.
+  DramStore::PreparedAppend allocate_blocks(int64_t window_size, int64_t n_new) const;
+
+  /// The new rows [n_new, Hkv, D] enter the window; the oldest evict_count(n_new) entries of
+  /// window ∪ new rows go to the store with `evicted_maw` [Hkv, evict] and n_ref = window size +
+  /// n_new, and are selected. `blocks`: allocate_blocks(window_size(), n_new), made ahead (empty:
+  /// made here). Strong guarantee on bad_alloc, but for memory running out once the rows are in
+  /// (for the context caches, or selection's scratch): the entries still join the store,
+  /// unselected, the window moves on, and then StoreMemoryExhausted is thrown (nothing is lost, and
+  /// the caller reports it).
+  void evict_and_insert(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
+                        const float* evicted_maw, const SelectionParams& sel,
+                        DramStore::PreparedAppend&& blocks = {});
+
+ private:
+  int64_t capacity_;
+  int64_t size_ = 0;
+  DramStore store_;
+  std::vector<StoreBlocks> blocks_;  // per KV head: the window's, ceil(size_ / block_tokens) of them
 };
 
 }  // namespace hgca::kvmgr
