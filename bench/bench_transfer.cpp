@@ -8,10 +8,10 @@
 // D2H: every step, 32 sequences each evict one block per KV head (Hkv 8, D 128, bf16; K and V),
 // 256 MB in all. FlashD2H end to end, wall clock: each step's new rows go to pinned staging in one
 // copy per K and V (2 to 4 staging slots), and CPU threads scatter them into the sequences' host
-// windows and DRAM stores (kvmgr::MirroredKv::evict_and_insert, with selection; the blocks the new
-// rows start allocated first, by one thread, as the CUDA backend's enqueue does) exactly as the CUDA
-// backend does ("store": in store memory kept from iteration to iteration, "store_cold": mostly in
-// fresh chunks); "pool" scatters into the peers' destinations instead (scattered blocks of a pinned
+// windows and DRAM stores (kvmgr::MirroredKv::evict_and_insert, with selection) as the CUDA backend
+// does, but for the blocks the new rows start, which each sequence's scatter allocates here (the
+// backend allocates them when it enqueues) ("store": in store memory kept from iteration to
+// iteration, "store_cold": mostly in fresh chunks); "pool" scatters into the peers' destinations instead (scattered blocks of a pinned
 // pool; "_streaming" with non-temporal stores, "_rows" by runs of staged rows), "copy_only" not at
 // all. Counters copy_GBps and scatter_GBps give each part's own rate.
 // Peers: one cudaMemcpyAsync per (sequence, head, K/V) block from the window's layout straight to
@@ -412,11 +412,9 @@ void BM_D2H(benchmark::State& state) {
     }
   };
   auto to_store = [&](int64_t, const std::byte* k, const std::byte* v) {
-    std::vector<hgca::kvmgr::DramStore::PreparedAppend> fresh;
-    for (const auto& seq : seqs) fresh.push_back(seq->allocate_blocks(seq->window_size(), w.block_tokens));
     tbb::parallel_for(0, kSeqs, [&](int32_t i) {
       const std::size_t row = static_cast<std::size_t>(i) * w.block_tokens * kRow;
-      seqs[i]->evict_and_insert(k + row, v + row, w.block_tokens, maw.data(), sel, std::move(fresh[i]));
+      seqs[i]->evict_and_insert(k + row, v + row, w.block_tokens, maw.data(), sel);
     });
   };
   // The same copies in runs of 16 staged rows, each read front to back into every head's block.
