@@ -5,7 +5,8 @@
 // FlashD2H's CPU side alone: staged rows scattered into host windows and stores
 // (MirroredKv::evict_and_insert) at hgca_bench_transfer's D2H shapes, against the same rows
 // scattered into pre-faulted blocks of a pool (its flash_pool), so that the scatter is profiled
-// without a GPU.
+// without a GPU ("store_allocated_ahead": the new rows' blocks allocated before the timed steps, as
+// the CUDA backend allocates them when it enqueues; "store_own_memory": an allocator per sequence).
 //
 // Block shape: K and V of block_tokens × head_dim elements each; the argument is the bytes of K
 // (16 KiB = 64 tokens × D 128 × bf16, the default geometry).
@@ -151,7 +152,7 @@ constexpr std::size_t kHeadRow = kD * 2;  // bf16
 constexpr std::size_t kRow = kHkv * kHeadRow;
 constexpr int kSteps = 8;  // per iteration: each step, every sequence evicts one block
 
-enum class Scatter { kStore, kStoreOwnMemory, kPool, kPoolStreaming };
+enum class Scatter { kStore, kStoreAhead, kStoreOwnMemory, kPool, kPoolStreaming };
 
 /// Args: block KB (of one KV head's K), threads. GB/s of evicted K and V.
 template <Scatter kInto>
@@ -170,18 +171,23 @@ void BM_Scatter(benchmark::State& state) {
   std::vector<float> maw(static_cast<std::size_t>(kHkv) * block_tokens);
   for (float& m : maw) m = std::uniform_real_distribution<float>(0.0f, 2.0f / (5.0f * static_cast<float>(block_tokens)))(rng);
   const std::size_t pool_blocks = static_cast<std::size_t>(kSteps) * kSeqs * kHkv * 2;
-  const bool into_store = kInto == Scatter::kStore || kInto == Scatter::kStoreOwnMemory;
+  const bool into_store = kInto != Scatter::kPool && kInto != Scatter::kPoolStreaming;
   std::vector<std::byte> pool(into_store ? 0 : pool_blocks * block, std::byte{1});  // touched
 
   std::vector<std::unique_ptr<hgca::kvmgr::MirroredKv>> seqs;
+  std::vector<hgca::kvmgr::DramStore::PreparedAppend> ahead;  // [step][sequence]
   const std::vector<std::byte> prompt(static_cast<std::size_t>(4 * block_tokens) * kRow, std::byte{1});
   for (auto _ : state) {
     state.PauseTiming();
+    ahead.clear();
     seqs.clear();
     for (int32_t i = 0; into_store && i < kSeqs; ++i) {
       seqs.push_back(std::make_unique<hgca::kvmgr::MirroredKv>(4 * block_tokens, block_tokens, kHkv, kD, 2,
-                                                               scatter_memory(kInto == Scatter::kStore ? 0 : 1 + i), 0));
+                                                               scatter_memory(kInto == Scatter::kStoreOwnMemory ? 1 + i : 0), 0));
       seqs.back()->evict_and_insert(prompt.data(), prompt.data(), 4 * block_tokens, nullptr, sel);
+    }
+    for (int step = 0; kInto == Scatter::kStoreAhead && step < kSteps; ++step) {
+      for (const auto& seq : seqs) ahead.push_back(seq->allocate_blocks(4 * block_tokens, block_tokens));
     }
     state.ResumeTiming();
     for (int step = 0; step < kSteps; ++step) {
@@ -190,7 +196,8 @@ void BM_Scatter(benchmark::State& state) {
       if (into_store) {
         tbb::parallel_for(0, kSeqs, [&](int32_t i) {
           const std::size_t row = static_cast<std::size_t>(i) * block_tokens * kRow;
-          seqs[i]->evict_and_insert(k + row, v + row, block_tokens, maw.data(), sel);
+          seqs[i]->evict_and_insert(k + row, v + row, block_tokens, maw.data(), sel,
+                                    ahead.empty() ? hgca::kvmgr::DramStore::PreparedAppend{} : std::move(ahead[step * kSeqs + i]));
         });
       } else {
         tbb::parallel_for(0, kSeqs * kHkv * 2, [&](int32_t task) {
@@ -207,6 +214,8 @@ void BM_Scatter(benchmark::State& state) {
 }
 
 BENCHMARK(BM_Scatter<Scatter::kStore>)->Name("BM_Scatter/store")->ArgNames({"block_KB", "threads"})
+    ->ArgsProduct({{4, 16, 64}, {1, 2, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Scatter<Scatter::kStoreAhead>)->Name("BM_Scatter/store_allocated_ahead")->ArgNames({"block_KB", "threads"})
     ->ArgsProduct({{4, 16, 64}, {1, 2, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Scatter<Scatter::kStoreOwnMemory>)->Name("BM_Scatter/store_own_memory")->ArgNames({"block_KB", "threads"})
     ->ArgsProduct({{4, 16, 64}, {1, 2, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -8,10 +8,10 @@
 // D2H: every step, 32 sequences each evict one block per KV head (Hkv 8, D 128, bf16; K and V),
 // 256 MB in all. FlashD2H end to end, wall clock: each step's new rows go to pinned staging in one
 // copy per K and V (2 to 4 staging slots), and CPU threads scatter them into the sequences' host
-// windows and DRAM stores (kvmgr::MirroredKv::evict_and_insert, with selection) as the CUDA backend
-// does, but for the blocks the new rows start, which each sequence's scatter allocates here (the
-// backend allocates them when it enqueues) ("store": in store memory kept from iteration to
-// iteration, "store_cold": mostly in fresh chunks); "pool" scatters into the peers' destinations instead (scattered blocks of a pinned
+// windows and DRAM stores (kvmgr::MirroredKv::evict_and_insert, with selection; the blocks the new
+// rows start allocated by the issuing thread as it issues the step's copy) exactly as the CUDA
+// backend does ("store": in store memory kept from iteration to iteration, "store_cold": mostly in
+// fresh chunks); "pool" scatters into the peers' destinations instead (scattered blocks of a pinned
 // pool; "_streaming" with non-temporal stores, "_rows" by runs of staged rows), "copy_only" not at
 // all. Counters copy_GBps and scatter_GBps give each part's own rate.
 // Peers: one cudaMemcpyAsync per (sequence, head, K/V) block from the window's layout straight to
@@ -301,12 +301,14 @@ struct FlashPipe {
 /// FlashD2H's pipeline over `w`: step t's K and V rows ([kSeqs × block_tokens, Hkv, D], sequence by
 /// sequence, as a step's new rows arrive) are copied into staging slot t % slots and scattered by
 /// the pool; the copies of the next steps run while step t is scattered. `scatter(t, k, v)` does the
-/// CPU's part.
-template <typename Scatter>
+/// CPU's part; `prepare(t)` runs on the issuing thread as step t's copy is issued (where the CUDA
+/// backend's enqueue allocates the blocks its scatter fills).
+template <typename Prepare, typename Scatter>
 cudaError_t flash_d2h(const D2HWork& w, const std::byte* dev_k, const std::byte* dev_v, FlashPipe& pipe,
-                      hgca::cpu::ScatterLanes& lanes, Scatter&& scatter) {
+                      hgca::cpu::ScatterLanes& lanes, Prepare&& prepare, Scatter&& scatter) {
   const std::size_t n = pipe.slots.size();
   auto copy = [&](int64_t t) -> cudaError_t {
+    prepare(t);
     const std::size_t i = static_cast<std::size_t>(t) % n;
     const std::size_t at = static_cast<std::size_t>(t) * w.step_bytes;
     if (cudaError_t e = cudaEventRecord(pipe.began[i], pipe.stream); e != cudaSuccess) return e;
@@ -411,10 +413,17 @@ void BM_D2H(benchmark::State& state) {
       seqs.back()->evict_and_insert(prompt.data(), prompt.data(), 4 * w.block_tokens, nullptr, sel);
     }
   };
-  auto to_store = [&](int64_t, const std::byte* k, const std::byte* v) {
+  // Each step's blocks, allocated when its copy is issued (the windows are full: each step's new
+  // block lands after 4 blocks), as the CUDA backend's enqueue allocates them.
+  std::vector<std::vector<hgca::kvmgr::DramStore::PreparedAppend>> fresh(static_cast<std::size_t>(w.steps));
+  auto allocate = [&](int64_t t) {
+    fresh[t].clear();
+    for (const auto& seq : seqs) fresh[t].push_back(seq->allocate_blocks(4 * w.block_tokens, w.block_tokens));
+  };
+  auto to_store = [&](int64_t t, const std::byte* k, const std::byte* v) {
     tbb::parallel_for(0, kSeqs, [&](int32_t i) {
       const std::size_t row = static_cast<std::size_t>(i) * w.block_tokens * kRow;
-      seqs[i]->evict_and_insert(k + row, v + row, w.block_tokens, maw.data(), sel);
+      seqs[i]->evict_and_insert(k + row, v + row, w.block_tokens, maw.data(), sel, std::move(fresh[t][i]));
     });
   };
   // The same copies in runs of 16 staged rows, each read front to back into every head's block.
@@ -440,14 +449,15 @@ void BM_D2H(benchmark::State& state) {
     });
   };
 
+  auto nothing = [](int64_t) {};
   auto run = [&]() -> cudaError_t {
     switch (kMethod) {
       case D2H::kFlashStore:
-      case D2H::kFlashStoreCold: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, to_store);
+      case D2H::kFlashStoreCold: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, allocate, to_store);
       case D2H::kFlashPool:
-      case D2H::kFlashPoolStreaming: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, to_pool);
-      case D2H::kFlashPoolRows: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, to_pool_rows);
-      case D2H::kFlashCopyOnly: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, [](int64_t, const std::byte*, const std::byte*) {});
+      case D2H::kFlashPoolStreaming: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, nothing, to_pool);
+      case D2H::kFlashPoolRows: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, nothing, to_pool_rows);
+      case D2H::kFlashCopyOnly: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, nothing, [](int64_t, const std::byte*, const std::byte*) {});
       case D2H::kPerBlock:
         for (std::size_t i = 0; i < blocks; ++i) {
           if (cudaError_t e = cudaMemcpyAsync(dsts[i], srcs[i], block, cudaMemcpyDeviceToHost, s); e != cudaSuccess) return e;
@@ -568,7 +578,7 @@ void BM_ComputeBeside(benchmark::State& state) {
           seqs.clear();
           for (int32_t i = 0; i < kSeqs; ++i) seqs.push_back(std::make_unique<hgca::kvmgr::MirroredKv>(
                                                  4 * w.block_tokens, w.block_tokens, kHkv, kD, 2, store_memory(), 0));
-          (void)flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, [&](int64_t, const std::byte* k, const std::byte* v) {
+          (void)flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, [](int64_t) {}, [&](int64_t, const std::byte* k, const std::byte* v) {
             tbb::parallel_for(0, kSeqs, [&](int32_t i) {
               const std::size_t row = static_cast<std::size_t>(i) * w.block_tokens * kRow;
               seqs[i]->evict_and_insert(k + row, v + row, w.block_tokens, maw.data(), sel);

@@ -149,33 +149,31 @@ void DramStore::fill_blocks(std::span<const StoreBlocks> blocks, int64_t first, 
   const std::size_t token_row_bytes = head_row_bytes_ * hkv;
   int64_t count = 0;
   for (const Rows& piece : pieces) count += piece.count;
-  constexpr int64_t kRowsPerTask = 16;
-  // Rows [t, end) (at most kRowsPerTask), head by head: each block is written front to back. (Row
-  // by row, every head's block would be written at the same offset at once: stores 4 KiB apart
-  // that share cache sets, at half the speed.)
+  // Rows [t, end), read front to back, every head's row to its block (head by head, each block
+  // written front to back, measured slower: bench/results/flash-transfer/mirrored-windows).
   auto copy_rows = [&](int64_t t, int64_t end) {
-    std::array<const std::byte*, kRowsPerTask> k, v;  // the rows' sources
     std::size_t p = 0;
     int64_t r = t;  // row t within pieces[p]
     while (r >= pieces[p].count) r -= pieces[p++].count;
-    for (int64_t i = 0; i < end - t; ++i, ++r) {
+    for (; t < end; ++t, ++r) {
       if (r == pieces[p].count) {
         ++p;
         r = 0;
       }
-      k[i] = pieces[p].k + r * token_row_bytes;
-      v[i] = pieces[p].v + r * token_row_bytes;
-    }
-    for (int32_t h = 0; h < hkv; ++h) {
-      const std::size_t from = h * head_row_bytes_;
-      for (int64_t e = first + t, i = 0; i < end - t; ++e, ++i) {  // e: the row's entry
-        std::byte* dst = blocks[h][e / block_tokens_]->memory.data() + (e % block_tokens_) * head_row_bytes_;
-        std::memcpy(dst, k[i] + from, head_row_bytes_);
-        std::memcpy(dst + block_v_offset_, v[i] + from, head_row_bytes_);
+      const int64_t e = first + t;  // the row's entry
+      const std::size_t at = static_cast<std::size_t>(e % block_tokens_) * head_row_bytes_;
+      const auto b = static_cast<std::size_t>(e / block_tokens_);
+      const std::byte* k = pieces[p].k + r * token_row_bytes;
+      const std::byte* v = pieces[p].v + r * token_row_bytes;
+      for (int32_t h = 0; h < hkv; ++h) {
+        std::byte* dst = blocks[h][b]->memory.data() + at;
+        std::memcpy(dst, k + h * head_row_bytes_, head_row_bytes_);
+        std::memcpy(dst + block_v_offset_, v + h * head_row_bytes_, head_row_bytes_);
       }
     }
   };
   // Runs of rows in parallel, so that an append of one block still keeps several threads busy.
+  constexpr int64_t kRowsPerTask = 16;
   try {
     tbb::parallel_for(int64_t{0}, (count + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task) {
       copy_rows(task * kRowsPerTask, std::min(count, (task + 1) * kRowsPerTask));
