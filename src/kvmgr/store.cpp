@@ -172,8 +172,13 @@ void DramStore::fill_blocks(std::span<const StoreBlocks> blocks, int64_t first, 
       }
     }
   };
-  // Runs of rows in parallel, so that an append of one block still keeps several threads busy.
+  // Runs of rows in parallel, so that an append of one block still keeps several threads busy (a
+  // decode step's row is copied right here).
   constexpr int64_t kRowsPerTask = 16;
+  if (count <= kRowsPerTask) {
+    copy_rows(0, count);
+    return;
+  }
   try {
     tbb::parallel_for(int64_t{0}, (count + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task) {
       copy_rows(task * kRowsPerTask, std::min(count, (task + 1) * kRowsPerTask));
@@ -386,34 +391,42 @@ void MirroredKv::evict_and_insert(const std::byte* new_k, const std::byte* new_v
   if (blocks.count == 0) blocks = allocate_blocks(size_, n_new);
   assert(static_cast<int64_t>(blocks_.front().size()) * bt + blocks.count == (size_ + n_new + bt - 1) / bt * bt);
 
-  // What can fail, before anything changes: room in the window's lists and the store's, the
-  // evicted blocks' lists (twice: `kept` holds them too, should selection fail), the context caches.
+  // The rows land after the window's entries: in its last block's free rows, then the new blocks.
+  // (Room in the lists first: nothing changes before what can fail has.)
+  const auto added = static_cast<std::size_t>(blocks.count / bt);  // per KV head (none: no lists)
+  for (int32_t h = 0; h < hkv; ++h) blocks_[h].reserve(blocks_[h].size() + added);
+  auto insert = [&] {
+    for (int32_t h = 0; h < hkv && added > 0; ++h) {
+      for (auto& block : blocks.blocks[h]) blocks_[h].push_back(std::move(block));
+    }
+    const DramStore::Rows rows{new_k, new_v, n_new};
+    store_.fill_blocks(blocks_, size_, {&rows, 1});
+  };
+  if (evict == 0) {  // most decode steps
+    insert();
+    size_ += n_new;
+    return;
+  }
+
+  // What can fail, before anything changes: the evicted blocks' lists (twice: `kept` holds them
+  // too, should selection fail), room in the store's lists and context caches.
   DramStore::PreparedAppend evicted, kept;
   for (DramStore::PreparedAppend* p : {&evicted, &kept}) {
     p->count = evict;
     p->blocks.resize(static_cast<std::size_t>(hkv));
     for (StoreBlocks& b : p->blocks) b.reserve(static_cast<std::size_t>(evict_blocks));
   }
-  const auto added = static_cast<std::size_t>(blocks.count / bt);  // per KV head (none: no lists)
-  for (int32_t h = 0; h < hkv; ++h) blocks_[h].reserve(blocks_[h].size() + added);
   std::string unselected;  // why the evicted entries join the store unselected, if they do
-  if (evict > 0) {
-    try {
-      store_.make_room(evicted, sel);
-    } catch (const StoreMemoryExhausted& e) {
-      // Only S's cache cannot grow: the GPU's window has already moved on, so the entries join
-      // the store unselected rather than be lost.
-      store_.make_entry_room(evicted);
-      unselected = e.what();
-    }
+  try {
+    store_.make_room(evicted, sel);
+  } catch (const StoreMemoryExhausted& e) {
+    // Only S's cache cannot grow: the GPU's window has already moved on, so the entries join the
+    // store unselected rather than be lost.
+    store_.make_entry_room(evicted);
+    unselected = e.what();
   }
 
-  // The rows land after the window's entries: in its last block's free rows, then the new blocks.
-  for (int32_t h = 0; h < hkv && added > 0; ++h) {
-    for (auto& block : blocks.blocks[h]) blocks_[h].push_back(std::move(block));
-  }
-  const DramStore::Rows rows{new_k, new_v, n_new};
-  store_.fill_blocks(blocks_, size_, {&rows, 1});
+  insert();
   // The oldest blocks leave the window as they are (within the capacity reserved above).
   for (int32_t h = 0; h < hkv; ++h) {
     auto& window = blocks_[h];
@@ -422,7 +435,6 @@ void MirroredKv::evict_and_insert(const std::byte* new_k, const std::byte* new_v
     window.erase(window.begin(), window.begin() + evict_blocks);
   }
   size_ += n_new - evict;
-  if (evict == 0) return;
   if (unselected.empty()) {
     try {
       store_.commit_append(std::move(evicted), evicted_maw, n_ref, sel);
