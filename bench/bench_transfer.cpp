@@ -11,7 +11,8 @@
 // windows and DRAM stores (kvmgr::MirroredKv::evict_and_insert, with selection; the blocks the new
 // rows start allocated by the issuing thread as it issues the step's copy) exactly as the CUDA
 // backend does ("store": in store memory kept from iteration to iteration, "store_cold": mostly in
-// fresh chunks); "pool" scatters into the peers' destinations instead (scattered blocks of a pinned
+// fresh chunks; `layers` 2: the steps alternate between two layers' sequences, whose scatters run
+// side by side in two lanes, as the runtime's per-layer lanes do); "pool" scatters into the peers' destinations instead (scattered blocks of a pinned
 // pool; "_streaming" with non-temporal stores, "_rows" by runs of staged rows), "copy_only" not at
 // all. Counters copy_GBps and scatter_GBps give each part's own rate.
 // Peers: one cudaMemcpyAsync per (sequence, head, K/V) block from the window's layout straight to
@@ -279,7 +280,8 @@ struct FlashPipe {
   cudaStream_t stream = nullptr;
   std::vector<std::byte*> slots;
   std::vector<cudaEvent_t> began, copied;
-  double copy_s = 0.0, scatter_s = 0.0;
+  double copy_s = 0.0;
+  std::atomic<double> scatter_s{0.0};  // summed over the scatters (lanes may overlap)
   FlashPipe(cudaStream_t s, std::vector<std::byte*> staging) : stream(s), slots(std::move(staging)) {
     began.resize(slots.size());
     copied.resize(slots.size());
@@ -301,11 +303,13 @@ struct FlashPipe {
 /// FlashD2H's pipeline over `w`: step t's K and V rows ([kSeqs × block_tokens, Hkv, D], sequence by
 /// sequence, as a step's new rows arrive) are copied into staging slot t % slots and scattered by
 /// the pool; the copies of the next steps run while step t is scattered. `scatter(t, k, v)` does the
-/// CPU's part; `prepare(t)` runs on the issuing thread as step t's copy is issued (where the CUDA
-/// backend's enqueue allocates the blocks its scatter fills).
+/// CPU's part, in lane t % `layers` (the runtime's lane of the layer whose call step t is: a
+/// layer's scatters run in order, those of different layers side by side); `prepare(t)` runs on
+/// the issuing thread as step t's copy is issued (where the CUDA backend's enqueue allocates the
+/// blocks its scatter fills).
 template <typename Prepare, typename Scatter>
 cudaError_t flash_d2h(const D2HWork& w, const std::byte* dev_k, const std::byte* dev_v, FlashPipe& pipe,
-                      hgca::cpu::ScatterLanes& lanes, Prepare&& prepare, Scatter&& scatter) {
+                      hgca::cpu::ScatterLanes& lanes, int32_t layers, Prepare&& prepare, Scatter&& scatter) {
   const std::size_t n = pipe.slots.size();
   auto copy = [&](int64_t t) -> cudaError_t {
     prepare(t);
@@ -324,9 +328,10 @@ cudaError_t flash_d2h(const D2HWork& w, const std::byte* dev_k, const std::byte*
   if (cudaError_t e = copy(0); e != cudaSuccess) return e;
   for (int64_t t = 0; t < w.steps; ++t) {
     if (t + 1 < w.steps) {
-      // Slot (t + 1) % n was last read by scatter t + 1 − n. With 2 slots that is the one running
-      // now; with more it has finished (the lane started scatter t − 1 only after it).
-      if (n == 2) lanes.wait(0);
+      // Slot (t + 1) % n was last read by scatter u = t + 1 − n. It may still run if it is the
+      // last one started in its lane; else it finished before its lane's next one started.
+      const int64_t u = t + 1 - static_cast<int64_t>(n);
+      if (u >= 0 && u >= t - layers) lanes.wait(static_cast<int32_t>(u % layers));
       if (cudaError_t e = copy(t + 1); e != cudaSuccess) return e;
     }
     const std::size_t i = static_cast<std::size_t>(t) % n;
@@ -335,13 +340,13 @@ cudaError_t flash_d2h(const D2HWork& w, const std::byte* dev_k, const std::byte*
     if (cudaError_t e = cudaEventElapsedTime(&ms, pipe.began[i], pipe.copied[i]); e != cudaSuccess) return e;
     pipe.copy_s += 1e-3 * ms;
     const std::byte* slot = pipe.slots[i];
-    lanes.start(0, [&scatter, &pipe, t, slot, &w] {
+    lanes.start(static_cast<int32_t>(t % layers), [&scatter, &pipe, t, slot, &w] {
       const auto t0 = std::chrono::steady_clock::now();
       scatter(t, slot, slot + w.step_bytes);
-      pipe.scatter_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();  // one lane: serial
+      pipe.scatter_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     });
   }
-  lanes.wait(0);
+  lanes.wait_all();
   return cudaSuccess;
 }
 
@@ -367,7 +372,9 @@ void BM_D2H(benchmark::State& state) {
   BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   for (cudaEvent_t* e : {&start, &stop}) BENCH_CUDA(cudaEventCreate(e));
   tbb::task_arena arena(state.range(2) > 0 ? static_cast<int>(state.range(2)) : tbb::task_arena::automatic);
-  hgca::cpu::ScatterLanes lanes(1, arena);
+  const bool into_stores = kMethod == D2H::kFlashStore || kMethod == D2H::kFlashStoreCold;
+  const auto layers = static_cast<int32_t>(into_stores ? state.range(4) : 1);
+  hgca::cpu::ScatterLanes lanes(layers, arena);
   std::vector<std::byte*> staging;
   for (const Pinned& p : slots) staging.push_back(p.p);
   FlashPipe pipe(s, staging);
@@ -403,11 +410,11 @@ void BM_D2H(benchmark::State& state) {
   std::vector<float> maw(static_cast<std::size_t>(kHkv) * w.block_tokens);
   std::mt19937 rng(3);
   for (float& m : maw) m = std::uniform_real_distribution<float>(0.0f, threshold / (1.0f - pass))(rng);
-  std::vector<std::unique_ptr<hgca::kvmgr::MirroredKv>> seqs;
+  std::vector<std::unique_ptr<hgca::kvmgr::MirroredKv>> seqs;  // layer l's sequence i at l · kSeqs + i
   const std::vector<std::byte> prompt(static_cast<std::size_t>(4 * w.block_tokens) * kRow, std::byte{1});
   auto fresh_stores = [&] {
     seqs.clear();
-    for (int32_t i = 0; i < kSeqs; ++i) {
+    for (int32_t i = 0; i < layers * kSeqs; ++i) {
       seqs.push_back(std::make_unique<hgca::kvmgr::MirroredKv>(4 * w.block_tokens, w.block_tokens, kHkv, kD, 2,
                                                                store_memory(kMethod != D2H::kFlashStoreCold), 0));
       seqs.back()->evict_and_insert(prompt.data(), prompt.data(), 4 * w.block_tokens, nullptr, sel);
@@ -416,14 +423,15 @@ void BM_D2H(benchmark::State& state) {
   // Each step's blocks, allocated when its copy is issued (the windows are full: each step's new
   // block lands after 4 blocks), as the CUDA backend's enqueue allocates them.
   std::vector<std::vector<hgca::kvmgr::DramStore::PreparedAppend>> fresh(static_cast<std::size_t>(w.steps));
+  auto layer_seqs = [&](int64_t t) { return seqs.begin() + t % layers * kSeqs; };  // step t's layer's
   auto allocate = [&](int64_t t) {
     fresh[t].clear();
-    for (const auto& seq : seqs) fresh[t].push_back(seq->allocate_blocks(4 * w.block_tokens, w.block_tokens));
+    for (int32_t i = 0; i < kSeqs; ++i) fresh[t].push_back(layer_seqs(t)[i]->allocate_blocks(4 * w.block_tokens, w.block_tokens));
   };
   auto to_store = [&](int64_t t, const std::byte* k, const std::byte* v) {
     tbb::parallel_for(0, kSeqs, [&](int32_t i) {
       const std::size_t row = static_cast<std::size_t>(i) * w.block_tokens * kRow;
-      seqs[i]->evict_and_insert(k + row, v + row, w.block_tokens, maw.data(), sel, std::move(fresh[t][i]));
+      layer_seqs(t)[i]->evict_and_insert(k + row, v + row, w.block_tokens, maw.data(), sel, std::move(fresh[t][i]));
     });
   };
   // The same copies in runs of 16 staged rows, each read front to back into every head's block.
@@ -453,11 +461,11 @@ void BM_D2H(benchmark::State& state) {
   auto run = [&]() -> cudaError_t {
     switch (kMethod) {
       case D2H::kFlashStore:
-      case D2H::kFlashStoreCold: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, allocate, to_store);
+      case D2H::kFlashStoreCold: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, layers, allocate, to_store);
       case D2H::kFlashPool:
-      case D2H::kFlashPoolStreaming: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, nothing, to_pool);
-      case D2H::kFlashPoolRows: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, nothing, to_pool_rows);
-      case D2H::kFlashCopyOnly: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, nothing, [](int64_t, const std::byte*, const std::byte*) {});
+      case D2H::kFlashPoolStreaming: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, 1, nothing, to_pool);
+      case D2H::kFlashPoolRows: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, 1, nothing, to_pool_rows);
+      case D2H::kFlashCopyOnly: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, 1, nothing, [](int64_t, const std::byte*, const std::byte*) {});
       case D2H::kPerBlock:
         for (std::size_t i = 0; i < blocks; ++i) {
           if (cudaError_t e = cudaMemcpyAsync(dsts[i], srcs[i], block, cudaMemcpyDeviceToHost, s); e != cudaSuccess) return e;
@@ -467,13 +475,13 @@ void BM_D2H(benchmark::State& state) {
     }
     return cudaSuccess;
   };
-  const bool into_stores = kMethod == D2H::kFlashStore || kMethod == D2H::kFlashStoreCold;
   const bool flash = kMethod != D2H::kPerBlock && kMethod != D2H::kBatch;
   if (into_stores) fresh_stores();
   BENCH_CUDA(run());  // warm-up
   BENCH_CUDA(cudaStreamSynchronize(s));
   std::vector<double> seconds;
-  pipe.copy_s = pipe.scatter_s = 0.0;
+  pipe.copy_s = 0.0;
+  pipe.scatter_s = 0.0;
   for (auto _ : state) {
     if (into_stores) fresh_stores();  // the stores would grow by 256 MB a run
     double sec = 0.0;
@@ -578,7 +586,7 @@ void BM_ComputeBeside(benchmark::State& state) {
           seqs.clear();
           for (int32_t i = 0; i < kSeqs; ++i) seqs.push_back(std::make_unique<hgca::kvmgr::MirroredKv>(
                                                  4 * w.block_tokens, w.block_tokens, kHkv, kD, 2, store_memory(), 0));
-          (void)flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, [](int64_t) {}, [&](int64_t, const std::byte* k, const std::byte* v) {
+          (void)flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, 1, [](int64_t) {}, [&](int64_t, const std::byte* k, const std::byte* v) {
             tbb::parallel_for(0, kSeqs, [&](int32_t i) {
               const std::size_t row = static_cast<std::size_t>(i) * w.block_tokens * kRow;
               seqs[i]->evict_and_insert(k + row, v + row, w.block_tokens, maw.data(), sel);
@@ -629,9 +637,9 @@ BENCHMARK(BM_H2D<H2D::kFlash, true>)->Name("BM_H2D/flash_thp")->ArgNames({"block
     ->ArgsProduct({{4, 16, 64}, {8}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(12);
 BENCHMARK(BM_H2D<H2D::kBatch, true>)->Name("BM_H2D/memcpy_batch_thp")->ArgNames({"block_KB", "SMs"})
     ->ArgsProduct({{16}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kFlashStore>)->Name("BM_D2H/flash_store")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})->ArgsProduct({{4, 16, 64}, {2, 3, 4}, {0}, {50, 10}})
+BENCHMARK(BM_D2H<D2H::kFlashStore>)->Name("BM_D2H/flash_store")->ArgNames({"block_KB", "slots", "threads", "selected_pct", "layers"})->ArgsProduct({{4, 16, 64}, {2, 3, 4}, {0}, {50, 10}, {1, 2}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kFlashStoreCold>)->Name("BM_D2H/flash_store_cold")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}, {50}})
+BENCHMARK(BM_D2H<D2H::kFlashStoreCold>)->Name("BM_D2H/flash_store_cold")->ArgNames({"block_KB", "slots", "threads", "selected_pct", "layers"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}, {50}, {1}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_D2H<D2H::kFlashPool>)->Name("BM_D2H/flash_pool")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})->ArgsProduct({{4, 16, 64}, {2, 3, 4}, {0}, {0}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
