@@ -143,7 +143,8 @@ struct Options {
   /// and kept ahead of need by a background thread. A multiple of 4096, at least 64 KiB.
   int64_t store_chunk_bytes = int64_t{32} << 20;
   /// At most this many bytes of store memory over all nodes; 0: no limit. A call that needs more
-  /// fails with kOutOfMemory and loses no KV entry.
+  /// fails with kOutOfMemory and loses no KV entry. On the CUDA backend the host's copy of each
+  /// window (window_blocks blocks per layer and sequence) is store memory too.
   int64_t store_limit_bytes = 0;
 
   // --- the overflow policy (CUDA backend; the host backend ignores these) ---
@@ -246,7 +247,7 @@ struct StoreMemoryStats {
   int64_t registered_chunks = 0;      ///< of which registered with the GPU (CUDA backend)
   int64_t bound_chunks = 0;           ///< of which bound to the node by hwloc
   int64_t reserved_bytes = 0;         ///< bytes of the chunks held
-  int64_t used_bytes = 0;             ///< bytes handed out to store blocks and context caches
+  int64_t used_bytes = 0;             ///< bytes handed out to store blocks, context caches (and window copies)
   int64_t sync_growths = 0;           ///< chunks an allocation took from the OS itself (none was spare)
   int64_t background_growths = 0;     ///< chunks added ahead of need by the background thread
   int64_t released_chunks = 0;        ///< chunks given back to the OS
