@@ -374,10 +374,13 @@ const std::byte* MirroredKv::window_v(int32_t h, int64_t i) const {
   return blocks_[h][i / bt]->v() + (i % bt) * store_.head_row_bytes();
 }
 
-DramStore::PreparedAppend MirroredKv::allocate_blocks(int64_t window_size, int64_t n_new) const {
+int64_t MirroredKv::allocate_count(int64_t window_size, int64_t n_new) const {
   const int64_t bt = store_.block_tokens();
-  const int64_t added = (window_size + n_new + bt - 1) / bt - (window_size + bt - 1) / bt;
-  return store_.allocate_append(added * bt);
+  return ((window_size + n_new + bt - 1) / bt - (window_size + bt - 1) / bt) * bt;
+}
+
+DramStore::PreparedAppend MirroredKv::allocate_blocks(int64_t window_size, int64_t n_new) const {
+  return store_.allocate_append(allocate_count(window_size, n_new));
 }
 
 void MirroredKv::evict_and_insert(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
@@ -388,8 +391,8 @@ void MirroredKv::evict_and_insert(const std::byte* new_k, const std::byte* new_v
   const int64_t evict = evict_count(size_, capacity_, n_new, bt);
   const auto evict_blocks = static_cast<std::ptrdiff_t>(evict / bt);
   const auto n_ref = static_cast<uint32_t>(size_ + n_new);
-  if (blocks.count == 0) blocks = allocate_blocks(size_, n_new);
-  assert(static_cast<int64_t>(blocks_.front().size()) * bt + blocks.count == (size_ + n_new + bt - 1) / bt * bt);
+  // Blocks made ahead for another window size (a graph launched again) are not these: made here.
+  if (blocks.count != allocate_count(size_, n_new)) blocks = allocate_blocks(size_, n_new);
 
   // The rows land after the window's entries: in its last block's free rows, then the new blocks.
   // (Room in the lists first: nothing changes before what can fail has.)
