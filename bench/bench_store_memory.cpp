@@ -154,7 +154,9 @@ constexpr int kSteps = 8;  // per iteration: each step, every sequence evicts on
 
 enum class Scatter { kStore, kStoreAhead, kStoreOwnMemory, kPool, kPoolStreaming };
 
-/// Args: block KB (of one KV head's K), threads. GB/s of evicted K and V.
+/// Args: block KB (of one KV head's K), threads, and for the stores the selected share in % (the
+/// evicted MAW uniform on [0, hi], hi set so that this share passes beta / n_ref). GB/s of evicted
+/// K and V.
 template <Scatter kInto>
 void BM_Scatter(benchmark::State& state) {
   const std::size_t block = static_cast<std::size_t>(state.range(0)) << 10;
@@ -167,11 +169,13 @@ void BM_Scatter(benchmark::State& state) {
     const uint64_t x = rng();
     std::memcpy(staging.data() + i, &x, 8);
   }
-  const hgca::kvmgr::SelectionParams sel{1.0f, 4, 1};
-  std::vector<float> maw(static_cast<std::size_t>(kHkv) * block_tokens);
-  for (float& m : maw) m = std::uniform_real_distribution<float>(0.0f, 2.0f / (5.0f * static_cast<float>(block_tokens)))(rng);
-  const std::size_t pool_blocks = static_cast<std::size_t>(kSteps) * kSeqs * kHkv * 2;
   const bool into_store = kInto != Scatter::kPool && kInto != Scatter::kPoolStreaming;
+  const hgca::kvmgr::SelectionParams sel{1.0f, 4, 1};
+  const float threshold = 1.0f / (5.0f * static_cast<float>(block_tokens));  // n_ref: window + new rows
+  const float pass = into_store ? static_cast<float>(state.range(2)) / 100.0f : 0.5f;
+  std::vector<float> maw(static_cast<std::size_t>(kHkv) * block_tokens);
+  for (float& m : maw) m = std::uniform_real_distribution<float>(0.0f, threshold / (1.0f - pass))(rng);
+  const std::size_t pool_blocks = static_cast<std::size_t>(kSteps) * kSeqs * kHkv * 2;
   std::vector<std::byte> pool(into_store ? 0 : pool_blocks * block, std::byte{1});  // touched
 
   std::vector<std::unique_ptr<hgca::kvmgr::MirroredKv>> seqs;
@@ -210,15 +214,25 @@ void BM_Scatter(benchmark::State& state) {
     }
   }
   state.SetBytesProcessed(state.iterations() * kSteps * 2 * static_cast<int64_t>(step_bytes));
+  if (into_store) {  // the last iteration's stores: the share of their entries in the context sets
+    double selected = 0.0, stored = 0.0;
+    for (const auto& seq : seqs) {
+      for (int32_t h = 0; h < kHkv; ++h) {
+        selected += static_cast<double>(seq->dram().store(h).context.size());
+        stored += static_cast<double>(seq->dram().store(h).size());
+      }
+    }
+    state.counters["selected_fraction"] = stored > 0 ? selected / stored : 0.0;
+  }
   seqs.clear();
 }
 
-BENCHMARK(BM_Scatter<Scatter::kStore>)->Name("BM_Scatter/store")->ArgNames({"block_KB", "threads"})
-    ->ArgsProduct({{4, 16, 64}, {1, 2, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Scatter<Scatter::kStoreAhead>)->Name("BM_Scatter/store_allocated_ahead")->ArgNames({"block_KB", "threads"})
-    ->ArgsProduct({{4, 16, 64}, {1, 2, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Scatter<Scatter::kStoreOwnMemory>)->Name("BM_Scatter/store_own_memory")->ArgNames({"block_KB", "threads"})
-    ->ArgsProduct({{4, 16, 64}, {1, 2, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Scatter<Scatter::kStore>)->Name("BM_Scatter/store")->ArgNames({"block_KB", "threads", "selected_pct"})
+    ->ArgsProduct({{4, 16, 64}, {1, 2, 16}, {50, 10}})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Scatter<Scatter::kStoreAhead>)->Name("BM_Scatter/store_allocated_ahead")->ArgNames({"block_KB", "threads", "selected_pct"})
+    ->ArgsProduct({{4, 16, 64}, {1, 2, 16}, {50, 10}})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Scatter<Scatter::kStoreOwnMemory>)->Name("BM_Scatter/store_own_memory")->ArgNames({"block_KB", "threads", "selected_pct"})
+    ->ArgsProduct({{4, 16, 64}, {1, 2, 16}, {50, 10}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Scatter<Scatter::kPool>)->Name("BM_Scatter/pool")->ArgNames({"block_KB", "threads"})
     ->ArgsProduct({{4, 16, 64}, {1, 2, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Scatter<Scatter::kPoolStreaming>)->Name("BM_Scatter/pool_streaming")->ArgNames({"block_KB", "threads"})

@@ -10,8 +10,9 @@
 // copy per K and V (2 to 4 staging slots), and CPU threads scatter them into the sequences' host
 // windows and DRAM stores (kvmgr::MirroredKv::evict_and_insert, with selection; the blocks the new
 // rows start allocated by the issuing thread as it issues the step's copy) exactly as the CUDA
-// backend does ("store": in store memory kept from iteration to iteration, "store_cold": mostly in
-// fresh chunks; `layers` 2: the steps alternate between two layers' sequences, whose scatters run
+// backend does ("store": fresh stores each iteration, in store memory kept from iteration to
+// iteration; "store_cold": mostly in fresh chunks; "store_steady": the stores kept over the whole
+// benchmark, so that their context caches seldom grow, in memory taken up front; `layers` 2: the steps alternate between two layers' sequences, whose scatters run
 // side by side in two lanes, as the runtime's per-layer lanes do); "pool" scatters into the peers' destinations instead (scattered blocks of a pinned
 // pool; "_streaming" with non-temporal stores, "_rows" by runs of staged rows), "copy_only" not at
 // all. Counters copy_GBps and scatter_GBps give each part's own rate.
@@ -258,6 +259,27 @@ std::shared_ptr<hgca::kvmgr::StoreMemory> store_memory(bool warm = true) {
   return warm ? warm_memory : cold_memory;
 }
 
+/// Store memory for stores kept over a whole benchmark (they grow by its 256 MB a run): 6 GiB of
+/// chunks taken and touched up front, then kept spare, so that growing stores take touched memory
+/// as long-lived stores reuse the memory of released sequences.
+std::shared_ptr<hgca::kvmgr::StoreMemory> steady_store_memory() {
+  static const std::shared_ptr<hgca::kvmgr::StoreMemory> memory = [] {
+    std::shared_ptr<const hgca::cpu::Topology> topology;
+    std::shared_ptr<hgca::kvmgr::StoreMemory> m;
+    hgca::kvmgr::StoreMemoryOptions o;
+    o.high_water_chunks = 256;
+    if (!hgca::cpu::Topology::from_machine(&topology) || !hgca::kvmgr::StoreMemory::create(topology, o, &m)) {
+      std::fprintf(stderr, "bench_transfer: the store memory could not be set up\n");
+      std::exit(1);
+    }
+    std::vector<hgca::kvmgr::StoreSpan> spans(384);  // half a chunk each: 6 GiB
+    m->allocate(0, o.chunk_bytes / 2, spans);
+    for (const auto& span : spans) std::memset(span.data(), 0, span.bytes());
+    return m;
+  }();
+  return memory;
+}
+
 constexpr std::size_t kHeadRow = kD * 2;  // bf16
 constexpr std::size_t kRow = kHkv * kHeadRow;
 
@@ -350,7 +372,7 @@ cudaError_t flash_d2h(const D2HWork& w, const std::byte* dev_k, const std::byte*
   return cudaSuccess;
 }
 
-enum class D2H { kFlashStore, kFlashStoreCold, kFlashPool, kFlashPoolStreaming, kFlashPoolRows, kFlashCopyOnly, kPerBlock, kBatch };
+enum class D2H { kFlashStore, kFlashStoreCold, kFlashStoreSteady, kFlashPool, kFlashPoolStreaming, kFlashPoolRows, kFlashCopyOnly, kPerBlock, kBatch };
 
 /// Args: block KB; staging slots (flash rows); scatter threads (flash rows; 0: every core); % of the
 /// evicted entries selected (store rows; 0 elsewhere).
@@ -372,7 +394,7 @@ void BM_D2H(benchmark::State& state) {
   BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   for (cudaEvent_t* e : {&start, &stop}) BENCH_CUDA(cudaEventCreate(e));
   tbb::task_arena arena(state.range(2) > 0 ? static_cast<int>(state.range(2)) : tbb::task_arena::automatic);
-  const bool into_stores = kMethod == D2H::kFlashStore || kMethod == D2H::kFlashStoreCold;
+  const bool into_stores = kMethod == D2H::kFlashStore || kMethod == D2H::kFlashStoreCold || kMethod == D2H::kFlashStoreSteady;
   const auto layers = static_cast<int32_t>(into_stores ? state.range(4) : 1);
   hgca::cpu::ScatterLanes lanes(layers, arena);
   std::vector<std::byte*> staging;
@@ -416,7 +438,8 @@ void BM_D2H(benchmark::State& state) {
     seqs.clear();
     for (int32_t i = 0; i < layers * kSeqs; ++i) {
       seqs.push_back(std::make_unique<hgca::kvmgr::MirroredKv>(4 * w.block_tokens, w.block_tokens, kHkv, kD, 2,
-                                                               store_memory(kMethod != D2H::kFlashStoreCold), 0));
+                                                               kMethod == D2H::kFlashStoreSteady ? steady_store_memory()
+                                                               : store_memory(kMethod != D2H::kFlashStoreCold), 0));
       seqs.back()->evict_and_insert(prompt.data(), prompt.data(), 4 * w.block_tokens, nullptr, sel);
     }
   };
@@ -461,7 +484,8 @@ void BM_D2H(benchmark::State& state) {
   auto run = [&]() -> cudaError_t {
     switch (kMethod) {
       case D2H::kFlashStore:
-      case D2H::kFlashStoreCold: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, layers, allocate, to_store);
+      case D2H::kFlashStoreCold:
+      case D2H::kFlashStoreSteady: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, layers, allocate, to_store);
       case D2H::kFlashPool:
       case D2H::kFlashPoolStreaming: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, 1, nothing, to_pool);
       case D2H::kFlashPoolRows: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, 1, nothing, to_pool_rows);
@@ -483,7 +507,8 @@ void BM_D2H(benchmark::State& state) {
   pipe.copy_s = 0.0;
   pipe.scatter_s = 0.0;
   for (auto _ : state) {
-    if (into_stores) fresh_stores();  // the stores would grow by 256 MB a run
+    // The stores would grow by 256 MB a run (kept by flash_store_steady, which has the memory).
+    if (into_stores && kMethod != D2H::kFlashStoreSteady) fresh_stores();
     double sec = 0.0;
     if (flash) {  // end to end, CPU work included: wall clock
       const auto t0 = std::chrono::steady_clock::now();
@@ -638,6 +663,8 @@ BENCHMARK(BM_H2D<H2D::kFlash, true>)->Name("BM_H2D/flash_thp")->ArgNames({"block
 BENCHMARK(BM_H2D<H2D::kBatch, true>)->Name("BM_H2D/memcpy_batch_thp")->ArgNames({"block_KB", "SMs"})
     ->ArgsProduct({{16}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_D2H<D2H::kFlashStore>)->Name("BM_D2H/flash_store")->ArgNames({"block_KB", "slots", "threads", "selected_pct", "layers"})->ArgsProduct({{4, 16, 64}, {2, 3, 4}, {0}, {50, 10}, {1, 2}})
+    ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_D2H<D2H::kFlashStoreSteady>)->Name("BM_D2H/flash_store_steady")->ArgNames({"block_KB", "slots", "threads", "selected_pct", "layers"})->ArgsProduct({{16, 64}, {4}, {0}, {50, 10}, {1}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_D2H<D2H::kFlashStoreCold>)->Name("BM_D2H/flash_store_cold")->ArgNames({"block_KB", "slots", "threads", "selected_pct", "layers"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}, {50}, {1}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
