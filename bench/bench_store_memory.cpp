@@ -228,15 +228,15 @@ void BM_Scatter(benchmark::State& state) {
 }
 
 BENCHMARK(BM_Scatter<Scatter::kStore>)->Name("BM_Scatter/store")->ArgNames({"block_KB", "threads", "selected_pct"})
-    ->ArgsProduct({{4, 16, 64}, {1, 2, 16}, {50, 10}})->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->ArgsProduct({{4, 16, 64}, {1, 2, 4, 8, 16}, {50, 10, 1}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Scatter<Scatter::kStoreAhead>)->Name("BM_Scatter/store_allocated_ahead")->ArgNames({"block_KB", "threads", "selected_pct"})
-    ->ArgsProduct({{4, 16, 64}, {1, 2, 16}, {50, 10}})->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->ArgsProduct({{4, 16, 64}, {1, 2, 4, 8, 16}, {50, 10, 1}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Scatter<Scatter::kStoreOwnMemory>)->Name("BM_Scatter/store_own_memory")->ArgNames({"block_KB", "threads", "selected_pct"})
-    ->ArgsProduct({{4, 16, 64}, {1, 2, 16}, {50, 10}})->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->ArgsProduct({{4, 16, 64}, {1, 2, 4, 8, 16}, {50, 10, 1}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Scatter<Scatter::kPool>)->Name("BM_Scatter/pool")->ArgNames({"block_KB", "threads"})
-    ->ArgsProduct({{4, 16, 64}, {1, 2, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->ArgsProduct({{4, 16, 64}, {1, 2, 4, 8, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Scatter<Scatter::kPoolStreaming>)->Name("BM_Scatter/pool_streaming")->ArgNames({"block_KB", "threads"})
-    ->ArgsProduct({{4, 16, 64}, {1, 2, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->ArgsProduct({{4, 16, 64}, {1, 2, 4, 8, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
 
 #ifdef HGCA_BENCH_CUDA
 /// Host-blocking CUDA calls: timed by the wall clock around the call (no GPU work to time by events).

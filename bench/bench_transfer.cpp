@@ -662,7 +662,7 @@ BENCHMARK(BM_H2D<H2D::kFlash, true>)->Name("BM_H2D/flash_thp")->ArgNames({"block
     ->ArgsProduct({{4, 16, 64}, {8}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(12);
 BENCHMARK(BM_H2D<H2D::kBatch, true>)->Name("BM_H2D/memcpy_batch_thp")->ArgNames({"block_KB", "SMs"})
     ->ArgsProduct({{16}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kFlashStore>)->Name("BM_D2H/flash_store")->ArgNames({"block_KB", "slots", "threads", "selected_pct", "layers"})->ArgsProduct({{4, 16, 64}, {2, 3, 4}, {0}, {50, 10}, {1, 2}})
+BENCHMARK(BM_D2H<D2H::kFlashStore>)->Name("BM_D2H/flash_store")->ArgNames({"block_KB", "slots", "threads", "selected_pct", "layers"})->ArgsProduct({{4, 16, 64}, {2, 3, 4}, {0}, {50, 10, 1}, {1, 2}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_D2H<D2H::kFlashStoreSteady>)->Name("BM_D2H/flash_store_steady")->ArgNames({"block_KB", "slots", "threads", "selected_pct", "layers"})->ArgsProduct({{16, 64}, {4}, {0}, {50, 10}, {1}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
