@@ -12,10 +12,12 @@
 // rows start allocated by the issuing thread as it issues the step's copy) exactly as the CUDA
 // backend does ("store": fresh stores each iteration, in store memory kept from iteration to
 // iteration; "store_cold": mostly in fresh chunks; "store_steady": the stores kept over the whole
-// benchmark, so that their context caches seldom grow, in memory taken up front; `layers` 2: the steps alternate between two layers' sequences, whose scatters run
-// side by side in two lanes, as the runtime's per-layer lanes do); "pool" scatters into the peers' destinations instead (scattered blocks of a pinned
-// pool; "_streaming" with non-temporal stores, "_rows" by runs of staged rows), "copy_only" not at
-// all. Counters copy_GBps and scatter_GBps give each part's own rate.
+// benchmark, so that their context caches seldom grow, in memory taken up front; `layers` 2: the
+// steps alternate between two layers' sequences, whose scatters run side by side in two lanes, as
+// the runtime's per-layer lanes do); "pool" scatters into the peers' destinations instead
+// (scattered blocks of a pinned pool; "_streaming" with non-temporal stores, "_rows" by runs of
+// staged rows), "copy_only" not at all. Counters copy_GBps and scatter_GBps give each part's own
+// rate; selected_fraction, the stores' share of entries in their context sets.
 // Peers: one cudaMemcpyAsync per (sequence, head, K/V) block from the window's layout straight to
 // those destinations, and cudaMemcpyBatchAsync of the same list (CUDA events).
 // Interference: a compute-bound kernel alone, and with FlashD2H or an SM-based D2H copy beside it.
@@ -375,7 +377,7 @@ cudaError_t flash_d2h(const D2HWork& w, const std::byte* dev_k, const std::byte*
 enum class D2H { kFlashStore, kFlashStoreCold, kFlashStoreSteady, kFlashPool, kFlashPoolStreaming, kFlashPoolRows, kFlashCopyOnly, kPerBlock, kBatch };
 
 /// Args: block KB; staging slots (flash rows); scatter threads (flash rows; 0: every core); % of the
-/// evicted entries selected (store rows; 0 elsewhere).
+/// evicted entries selected (store rows; 0 elsewhere); layers (store rows only: scatter lanes).
 template <D2H kMethod>
 void BM_D2H(benchmark::State& state) {
   const std::size_t block = static_cast<std::size_t>(state.range(0)) << 10;
