@@ -214,16 +214,7 @@ void BM_Scatter(benchmark::State& state) {
     }
   }
   state.SetBytesProcessed(state.iterations() * kSteps * 2 * static_cast<int64_t>(step_bytes));
-  if (into_store) {  // the last iteration's stores: the share of their entries in the context sets
-    double selected = 0.0, stored = 0.0;
-    for (const auto& seq : seqs) {
-      for (int32_t h = 0; h < kHkv; ++h) {
-        selected += static_cast<double>(seq->dram().store(h).context.size());
-        stored += static_cast<double>(seq->dram().store(h).size());
-      }
-    }
-    state.counters["selected_fraction"] = stored > 0 ? selected / stored : 0.0;
-  }
+  if (into_store) state.counters["selected_fraction"] = hgca::bench::selected_fraction(seqs);  // of the last iteration
   seqs.clear();
 }
 

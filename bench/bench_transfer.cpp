@@ -528,16 +528,7 @@ void BM_D2H(benchmark::State& state) {
   state.counters["GBps_median"] = static_cast<double>(w.total()) / median(seconds) / 1e9;
   state.counters["block_KB"] = static_cast<double>(block >> 10);
   state.counters["threads"] = arena.max_concurrency();
-  if (into_stores) {  // the last run's stores: the share of their entries in the context sets
-    double selected = 0.0, stored = 0.0;
-    for (const auto& seq : seqs) {
-      for (int32_t h = 0; h < kHkv; ++h) {
-        selected += static_cast<double>(seq->dram().store(h).context.size());
-        stored += static_cast<double>(seq->dram().store(h).size());
-      }
-    }
-    state.counters["selected_fraction"] = stored > 0 ? selected / stored : 0.0;
-  }
+  if (into_stores) state.counters["selected_fraction"] = hgca::bench::selected_fraction(seqs);  // of the last run
   if (flash) {
     // Each part's own rate over the timed runs: the pipeline reaches the lower one at best.
     const double bytes = static_cast<double>(w.total()) * static_cast<double>(state.iterations());

@@ -1,5 +1,6 @@
 // FlashD2H's scatter into flat blocks, as the benchmarks' "pool" paths do it: one KV head's rows of
-// a staged step ([tokens, Hkv, D], token-major) gathered into one contiguous block.
+// a staged step ([tokens, Hkv, D], token-major) gathered into one contiguous block; and the share
+// of the benchmarks' stores that selection kept.
 #pragma once
 
 #include <emmintrin.h>
@@ -7,6 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <span>
+
+#include "kvmgr/store.hpp"
 
 namespace hgca::bench {
 
@@ -26,6 +31,19 @@ inline void gather_block(std::byte* out, const std::byte* in, int32_t rows, std:
     for (std::size_t i = 0; i < row_bytes / 16; ++i) _mm_stream_si128(dst++, _mm_loadu_si128(src + i));
   }
   _mm_sfence();
+}
+
+/// The share of the stores' entries in their context sets, over every KV head (the
+/// selected_fraction counter).
+inline double selected_fraction(std::span<const std::unique_ptr<kvmgr::MirroredKv>> seqs) {
+  double selected = 0.0, stored = 0.0;
+  for (const auto& seq : seqs) {
+    for (int32_t h = 0; h < seq->dram().n_kv_heads(); ++h) {
+      selected += static_cast<double>(seq->dram().store(h).context.size());
+      stored += static_cast<double>(seq->dram().store(h).size());
+    }
+  }
+  return stored > 0 ? selected / stored : 0.0;
 }
 
 }  // namespace hgca::bench
