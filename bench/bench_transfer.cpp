@@ -239,25 +239,28 @@ void BM_H2D(benchmark::State& state) {
 
 constexpr int32_t kHkv = 8, kD = 128, kSeqs = 32;
 
+/// Store memory over this machine's topology, keeping up to `high_water` spare chunks.
+std::shared_ptr<hgca::kvmgr::StoreMemory> make_store_memory(int32_t high_water) {
+  std::shared_ptr<const hgca::cpu::Topology> topology;
+  std::shared_ptr<hgca::kvmgr::StoreMemory> m;
+  hgca::kvmgr::StoreMemoryOptions o;
+  o.high_water_chunks = high_water;
+  if (!hgca::cpu::Topology::from_machine(&topology) || !hgca::kvmgr::StoreMemory::create(topology, o, &m)) {
+    std::fprintf(stderr, "bench_transfer: the store memory could not be set up\n");
+    std::exit(1);
+  }
+  return m;
+}
+
 /// The stores' memory, as the runtime has it (node-bound chunks, default size; not registered: the
 /// benchmark's GPU never reads the stores). `warm`: the chunks an iteration's stores free are kept
 /// for the next (up to 2 GiB), as a runtime keeps the memory of released sequences within its
 /// high-water mark, so the stores are filled in memory that has its pages; cold: the default mark
 /// (192 MiB), so most of an iteration's 256 MB lands in fresh chunks, faulted in by the scatter.
 std::shared_ptr<hgca::kvmgr::StoreMemory> store_memory(bool warm = true) {
-  auto make = [](int32_t high_water) {
-    std::shared_ptr<const hgca::cpu::Topology> topology;
-    std::shared_ptr<hgca::kvmgr::StoreMemory> m;
-    hgca::kvmgr::StoreMemoryOptions o;
-    o.high_water_chunks = high_water;
-    if (!hgca::cpu::Topology::from_machine(&topology) || !hgca::kvmgr::StoreMemory::create(topology, o, &m)) {
-      std::fprintf(stderr, "bench_transfer: the store memory could not be set up\n");
-      std::exit(1);
-    }
-    return m;
-  };
-  static const std::shared_ptr<hgca::kvmgr::StoreMemory> warm_memory = make(64);
-  static const std::shared_ptr<hgca::kvmgr::StoreMemory> cold_memory = make(hgca::kvmgr::StoreMemoryOptions{}.high_water_chunks);
+  static const std::shared_ptr<hgca::kvmgr::StoreMemory> warm_memory = make_store_memory(64);
+  static const std::shared_ptr<hgca::kvmgr::StoreMemory> cold_memory =
+      make_store_memory(hgca::kvmgr::StoreMemoryOptions{}.high_water_chunks);
   return warm ? warm_memory : cold_memory;
 }
 
@@ -266,16 +269,9 @@ std::shared_ptr<hgca::kvmgr::StoreMemory> store_memory(bool warm = true) {
 /// as long-lived stores reuse the memory of released sequences.
 std::shared_ptr<hgca::kvmgr::StoreMemory> steady_store_memory() {
   static const std::shared_ptr<hgca::kvmgr::StoreMemory> memory = [] {
-    std::shared_ptr<const hgca::cpu::Topology> topology;
-    std::shared_ptr<hgca::kvmgr::StoreMemory> m;
-    hgca::kvmgr::StoreMemoryOptions o;
-    o.high_water_chunks = 256;
-    if (!hgca::cpu::Topology::from_machine(&topology) || !hgca::kvmgr::StoreMemory::create(topology, o, &m)) {
-      std::fprintf(stderr, "bench_transfer: the store memory could not be set up\n");
-      std::exit(1);
-    }
+    auto m = make_store_memory(256);
     std::vector<hgca::kvmgr::StoreSpan> spans(384);  // half a chunk each: 6 GiB
-    m->allocate(0, o.chunk_bytes / 2, spans);
+    m->allocate(0, m->options().chunk_bytes / 2, spans);
     for (const auto& span : spans) std::memset(span.data(), 0, span.bytes());
     return m;
   }();
@@ -298,8 +294,8 @@ struct D2HWork {
 };
 
 /// FlashD2H's pipeline: its stream, its pinned staging slots (2: double-buffered; with more, the
-/// next copies run ahead of the scatters) with a copy's start and end events each, and what a run's copies
-/// and scatters took, for the counters that say which of the two bounds it.
+/// next copies run ahead of the scatters) with a copy's start and end events each, and what a run's
+/// copies and scatters took, for the counters that say which of the two bounds it.
 struct FlashPipe {
   cudaStream_t stream = nullptr;
   std::vector<std::byte*> slots;
