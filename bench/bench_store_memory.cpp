@@ -152,7 +152,10 @@ constexpr std::size_t kHeadRow = kD * 2;  // bf16
 constexpr std::size_t kRow = kHkv * kHeadRow;
 constexpr int kSteps = 8;  // per iteration: each step, every sequence evicts one block
 
-enum class Scatter { kStore, kStoreAhead, kStoreOwnMemory, kPool, kPoolStreaming };
+/// kPoolDram: the pool's scatter into 1 GiB of blocks, another part of them each iteration, so that
+/// its destinations are not in the L3 (300 MiB on the GPU machine) as kPool's 64 MB at 16 KB are; a
+/// growing store writes into memory as cold as this.
+enum class Scatter { kStore, kStoreAhead, kStoreOwnMemory, kPool, kPoolStreaming, kPoolDram };
 
 /// Args: block KB (of one KV head's K), threads, and for the stores the selected share in % (the
 /// evicted MAW uniform on [0, hi], hi set so that this share passes beta / n_ref). GB/s of evicted
@@ -169,14 +172,16 @@ void BM_Scatter(benchmark::State& state) {
     const uint64_t x = rng();
     std::memcpy(staging.data() + i, &x, 8);
   }
-  const bool into_store = kInto != Scatter::kPool && kInto != Scatter::kPoolStreaming;
+  const bool into_store = kInto != Scatter::kPool && kInto != Scatter::kPoolStreaming && kInto != Scatter::kPoolDram;
   const hgca::kvmgr::SelectionParams sel{1.0f, 4, 1};
   const float threshold = 1.0f / (5.0f * static_cast<float>(block_tokens));  // n_ref: window + new rows
   const float pass = into_store ? static_cast<float>(state.range(2)) / 100.0f : 0.5f;
   std::vector<float> maw(static_cast<std::size_t>(kHkv) * block_tokens);
   for (float& m : maw) m = std::uniform_real_distribution<float>(0.0f, threshold / (1.0f - pass))(rng);
   const std::size_t pool_blocks = static_cast<std::size_t>(kSteps) * kSeqs * kHkv * 2;
-  std::vector<std::byte> pool(into_store ? 0 : pool_blocks * block, std::byte{1});  // touched
+  const std::size_t regions = kInto == Scatter::kPoolDram ? std::max<std::size_t>(2, (std::size_t{1} << 30) / (pool_blocks * block)) : 1;
+  std::vector<std::byte> pool(into_store ? 0 : regions * pool_blocks * block, std::byte{1});  // touched
+  std::size_t region = 0;
 
   std::vector<std::unique_ptr<hgca::kvmgr::MirroredKv>> seqs;
   std::vector<hgca::kvmgr::DramStore::PreparedAppend> ahead;  // [step][sequence]
@@ -207,11 +212,12 @@ void BM_Scatter(benchmark::State& state) {
         tbb::parallel_for(0, kSeqs * kHkv * 2, [&](int32_t task) {
           const int32_t seq = task / (2 * kHkv), h = task / 2 % kHkv, kv = task % 2;
           const std::byte* rows = (kv == 0 ? k : v) + static_cast<std::size_t>(seq) * block_tokens * kRow + h * kHeadRow;
-          std::byte* out = pool.data() + ((static_cast<std::size_t>(step) * kSeqs + seq) * kHkv * 2 + h * 2 + kv) * block;
+          std::byte* out = pool.data() + (region * pool_blocks + (static_cast<std::size_t>(step) * kSeqs + seq) * kHkv * 2 + h * 2 + kv) * block;
           hgca::bench::gather_block(out, rows, block_tokens, kHeadRow, kRow, kInto == Scatter::kPoolStreaming);
         });
       }
     }
+    region = (region + 1) % regions;
   }
   state.SetBytesProcessed(state.iterations() * kSteps * 2 * static_cast<int64_t>(step_bytes));
   if (into_store) state.counters["selected_fraction"] = hgca::bench::selected_fraction(seqs);  // of the last iteration
@@ -227,6 +233,8 @@ BENCHMARK(BM_Scatter<Scatter::kStoreOwnMemory>)->Name("BM_Scatter/store_own_memo
 BENCHMARK(BM_Scatter<Scatter::kPool>)->Name("BM_Scatter/pool")->ArgNames({"block_KB", "threads"})
     ->ArgsProduct({{4, 16, 64}, {1, 2, 4, 8, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Scatter<Scatter::kPoolStreaming>)->Name("BM_Scatter/pool_streaming")->ArgNames({"block_KB", "threads"})
+    ->ArgsProduct({{4, 16, 64}, {1, 2, 4, 8, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Scatter<Scatter::kPoolDram>)->Name("BM_Scatter/pool_dram")->ArgNames({"block_KB", "threads"})
     ->ArgsProduct({{4, 16, 64}, {1, 2, 4, 8, 16}})->UseRealTime()->Unit(benchmark::kMillisecond);
 
 #ifdef HGCA_BENCH_CUDA
