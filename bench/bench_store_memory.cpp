@@ -142,6 +142,7 @@ std::shared_ptr<StoreMemory> scatter_memory(int i = 0) {
   if (!memories[i]) {
     hgca::kvmgr::StoreMemoryOptions o;
     o.high_water_chunks = 64;
+    o.writes = hgca::bench::store_writes();
     if (!StoreMemory::create(machine(), o, &memories[i])) std::abort();
   }
   return memories[i];

@@ -245,6 +245,7 @@ std::shared_ptr<hgca::kvmgr::StoreMemory> make_store_memory(int32_t high_water) 
   std::shared_ptr<hgca::kvmgr::StoreMemory> m;
   hgca::kvmgr::StoreMemoryOptions o;
   o.high_water_chunks = high_water;
+  o.writes = hgca::bench::store_writes();
   if (!hgca::cpu::Topology::from_machine(&topology) || !hgca::kvmgr::StoreMemory::create(topology, o, &m)) {
     std::fprintf(stderr, "bench_transfer: the store memory could not be set up\n");
     std::exit(1);
@@ -524,7 +525,12 @@ void BM_D2H(benchmark::State& state) {
   state.counters["GBps_median"] = static_cast<double>(w.total()) / median(seconds) / 1e9;
   state.counters["block_KB"] = static_cast<double>(block >> 10);
   state.counters["threads"] = arena.max_concurrency();
-  if (into_stores) state.counters["selected_fraction"] = hgca::bench::selected_fraction(seqs);  // of the last run
+  if (into_stores) {
+    state.counters["selected_fraction"] = hgca::bench::selected_fraction(seqs);  // of the last run
+    // Whether the stores streamed their rows at the end of the last run (StoreWrites::kAuto decides
+    // by the store memory in use: what the run's stores and windows hold).
+    state.counters["rows_streamed"] = seqs.front()->dram().memory().streams_rows() ? 1 : 0;
+  }
   if (flash) {
     // Each part's own rate over the timed runs: the pipeline reaches the lower one at best.
     const double bytes = static_cast<double>(w.total()) * static_cast<double>(state.iterations());

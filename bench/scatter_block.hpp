@@ -1,15 +1,18 @@
 // FlashD2H's scatter into flat blocks, as the benchmarks' "pool" paths do it: one KV head's rows of
 // a staged step ([tokens, Hkv, D], token-major) gathered into one contiguous block; and the share
-// of the benchmarks' stores that selection kept.
+// of the benchmarks' stores that selection kept; the store writes the benchmarks' stores use.
 #pragma once
 
 #include <emmintrin.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <span>
+#include <string_view>
 
 #include "kvmgr/store.hpp"
 
@@ -31,6 +34,18 @@ inline void gather_block(std::byte* out, const std::byte* in, int32_t rows, std:
     for (std::size_t i = 0; i < row_bytes / 16; ++i) _mm_stream_si128(dst++, _mm_loadu_si128(src + i));
   }
   _mm_sfence();
+}
+
+/// How the benchmarks' stores write rows (StoreMemoryOptions::writes): the environment variable
+/// HGCA_BENCH_STORE_WRITES, "auto" (the runtime's default, also when unset), "cached" or "streamed".
+inline StoreWrites store_writes() {
+  const char* env = std::getenv("HGCA_BENCH_STORE_WRITES");
+  const std::string_view name = env ? env : "auto";
+  for (const StoreWrites w : {StoreWrites::kAuto, StoreWrites::kCached, StoreWrites::kStreamed}) {
+    if (name == to_string(w)) return w;
+  }
+  std::fprintf(stderr, "HGCA_BENCH_STORE_WRITES = \"%s\", expected auto, cached or streamed\n", env);
+  std::exit(2);
 }
 
 /// The share of the stores' entries in their context sets, over every KV head (the

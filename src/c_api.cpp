@@ -64,6 +64,7 @@ hgca::Options to_cpp(const hgca_options& o) {
   r.overflow_gpu_row_gbps = o.overflow_gpu_row_gbps;
   r.overflow_window_gbps = o.overflow_window_gbps;
   r.handoff = static_cast<hgca::HostHandoff>(o.handoff);
+  r.store_writes = static_cast<hgca::StoreWrites>(o.store_writes);
   return r;
 }
 
@@ -101,7 +102,8 @@ void hgca_options_default(hgca_options* options) {
                           d.store_chunk_bytes, d.store_limit_bytes,
                           static_cast<hgca_overflow>(d.overflow), d.overflow_margin, d.overflow_cpu_gbps,
                           d.overflow_cpu_row_gbps, d.overflow_h2d_gbps, d.overflow_gpu_gbps, d.overflow_gpu_row_gbps,
-                          d.overflow_window_gbps, static_cast<hgca_handoff>(d.handoff)};
+                          d.overflow_window_gbps, static_cast<hgca_handoff>(d.handoff),
+                          static_cast<hgca_store_writes>(d.store_writes)};
 }
 
 hgca_status hgca_load_options_json(const char* path, hgca_options* inout) {

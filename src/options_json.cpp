@@ -22,6 +22,7 @@ constexpr const char* kIsaNames[] = {"auto", "portable", "avx2", "avx512", "avx5
 constexpr const char* kPlacementNames[] = {"auto", "balanced", "gpu_local"};
 constexpr const char* kOverflowNames[] = {"auto", "off", "always"};
 constexpr const char* kHandoffNames[] = {"auto", "poll", "callback"};
+constexpr const char* kStoreWritesNames[] = {"auto", "cached", "streamed"};
 /// The overflow policy's rates: the JSON key of each and its field.
 constexpr std::pair<const char*, double Options::*> kOverflowRates[] = {
     {"overflow_cpu_gbps", &Options::overflow_cpu_gbps},         {"overflow_cpu_row_gbps", &Options::overflow_cpu_row_gbps},
@@ -154,6 +155,11 @@ const char* to_string(OverflowMode mode) {
 const char* to_string(HostHandoff handoff) {
   const auto i = static_cast<std::size_t>(handoff);
   return i < std::size(kHandoffNames) ? kHandoffNames[i] : "unknown";
+}
+
+const char* to_string(StoreWrites writes) {
+  const auto i = static_cast<std::size_t>(writes);
+  return i < std::size(kStoreWritesNames) ? kStoreWritesNames[i] : "unknown";
 }
 
 Status load_options_json(const std::string& path, Options* inout) {

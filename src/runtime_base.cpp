@@ -76,6 +76,9 @@ Status validate_options(const Options& o) {
   if (static_cast<uint32_t>(o.handoff) > static_cast<uint32_t>(HostHandoff::kCallback)) {
     return error(kInvalidArgument, "handoff = {}, expected auto, poll or callback", static_cast<int>(o.handoff));
   }
+  if (static_cast<uint32_t>(o.store_writes) > static_cast<uint32_t>(StoreWrites::kStreamed)) {
+    return error(kInvalidArgument, "store_writes = {}, expected auto, cached or streamed", static_cast<int>(o.store_writes));
+  }
   if (Status s = check_overflow_options(o); !s) return s;
   return validate_tuning(o);
 }
@@ -94,6 +97,7 @@ Status RuntimeBase::init_store_memory(const Machine& machine, kvmgr::ChunkRegist
   kvmgr::StoreMemoryOptions o;
   o.chunk_bytes = static_cast<std::size_t>(opt_.store_chunk_bytes);
   o.limit_bytes = static_cast<std::size_t>(opt_.store_limit_bytes);
+  o.writes = opt_.store_writes;
   o.registration = std::move(registration);
   return kvmgr::StoreMemory::create(machine.topology, std::move(o), &store_memory_);
 }

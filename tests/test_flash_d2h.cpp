@@ -26,6 +26,7 @@ struct ScatterCase {
   int32_t window_blocks, block_tokens, hkv, head_dim;
   std::size_t elem_size;
   kvmgr::SelectionParams sel;
+  StoreWrites writes = StoreWrites::kAuto;  // kAuto: cached, at the tests' sizes
 };
 
 std::string name(const ::testing::TestParamInfo<ScatterCase>& info) {
@@ -36,6 +37,7 @@ std::string name(const ::testing::TestParamInfo<ScatterCase>& info) {
     s += tag;
     s += std::to_string(x);
   }
+  if (c.writes != StoreWrites::kAuto) s += std::string("_") + to_string(c.writes);
   return s;
 }
 
@@ -44,12 +46,15 @@ class ScatterMatchesCommit : public ::testing::TestWithParam<ScatterCase> {};
 // The host backend tracks MAW itself (commit); the CUDA backend's scatter gets the evicted MAW from
 // the GPU (MirroredKv::evict_and_insert). Fed the same rows, and the MAW that commit evicted, the
 // two must hold the same window and store, entry for entry, through wraps, prompts longer than the
-// window and windows whose tail is not block-aligned; with the new rows' blocks allocated ahead or not.
+// window and windows whose tail is not block-aligned; with the new rows' blocks allocated ahead or not;
+// with bulk rows of whole cache lines streamed into the blocks or written through the caches.
 TEST_P(ScatterMatchesCommit, StoreAndWindowEqualTheHostPath) {
   const ScatterCase c = GetParam();
   const int64_t w = int64_t{c.window_blocks} * c.block_tokens;
   kvmgr::SequenceKv host(w, c.block_tokens, c.hkv, c.head_dim, c.elem_size, test::store_memory(), 0);
-  kvmgr::MirroredKv scattered(w, c.block_tokens, c.hkv, c.head_dim, c.elem_size, test::store_memory(), 0);
+  kvmgr::StoreMemoryOptions mo = test::small_chunks();
+  mo.writes = c.writes;
+  kvmgr::MirroredKv scattered(w, c.block_tokens, c.hkv, c.head_dim, c.elem_size, test::store_memory(mo), 0);
   const std::size_t row = static_cast<std::size_t>(c.hkv) * c.head_dim * c.elem_size;
   std::mt19937_64 rng(w * 7 + c.hkv);
   std::uniform_real_distribution<float> weight(0.0f, 2.0f / static_cast<float>(w));
@@ -116,7 +121,10 @@ INSTANTIATE_TEST_SUITE_P(Cases, ScatterMatchesCommit,
                          ::testing::Values(ScatterCase{2, 4, 2, 8, 4, {1.0f, 2, 1}},
                                            ScatterCase{3, 5, 3, 40, 2, {1.0f, 0, 3}},
                                            ScatterCase{1, 8, 1, 16, 2, {0.0f, 0, 1}},
-                                           ScatterCase{4, 1, 4, 8, 2, {2.0f, 3, 2}}),
+                                           ScatterCase{4, 1, 4, 8, 2, {2.0f, 3, 2}},
+                                           ScatterCase{3, 4, 2, 32, 2, {1.0f, 2, 1}, StoreWrites::kStreamed},
+                                           ScatterCase{2, 8, 2, 64, 2, {0.5f, 1, 2}, StoreWrites::kStreamed},
+                                           ScatterCase{2, 8, 2, 64, 2, {0.5f, 1, 2}, StoreWrites::kCached}),
                          name);
 
 // Two lanes of scatters that sleep for random times: each lane's run in the order they were
@@ -182,14 +190,17 @@ TEST(ScatterExhaustion, EvictedEntriesAreKeptWhenTheContextCacheCannotGrow) {
 
 // fill_append copies runs of rows in parallel, across the boundaries of the pieces (window runs,
 // new rows) and of the blocks: every entry of every head must land in order, at any number of
-// threads, for any row size.
+// threads, for any row size, streamed (rows of whole cache lines: D 32) or not.
 TEST(ScatterFill, PiecesOfAwkwardSizesLandInOrderAtAnyThreadCount) {
   const int32_t block_tokens = 16, hkv = 3;
-  for (const int32_t head_dim : {24, 20}) {
+  for (const auto& [head_dim, writes] : {std::pair{24, StoreWrites::kCached}, std::pair{20, StoreWrites::kStreamed},
+                                         std::pair{32, StoreWrites::kCached}, std::pair{32, StoreWrites::kStreamed}}) {
     for (const std::size_t threads : {1, 4}) {
       tbb::global_control workers(tbb::global_control::max_allowed_parallelism, threads);
       const std::size_t head_row = head_dim * 2, row = hkv * head_row;
-      kvmgr::DramStore store(block_tokens, hkv, head_dim, 2, test::store_memory(), 0);
+      kvmgr::StoreMemoryOptions mo = test::small_chunks();
+      mo.writes = writes;
+      kvmgr::DramStore store(block_tokens, hkv, head_dim, 2, test::store_memory(mo), 0);
       const int64_t sizes[] = {5, 37, 22, 32};  // 96 entries, 6 blocks
       std::mt19937_64 rng(head_dim * 10 + threads);
       std::vector<std::vector<std::byte>> ks, vs;
@@ -212,9 +223,9 @@ TEST(ScatterFill, PiecesOfAwkwardSizesLandInOrderAtAnyThreadCount) {
         for (int64_t r = 0; r < sizes[piece]; ++r, ++j) {
           for (int32_t h = 0; h < hkv; ++h) {
             ASSERT_EQ(std::memcmp(store.k(h, j), ks[piece].data() + r * row + h * head_row, head_row), 0)
-                << "D " << head_dim << ", threads " << threads << ", entry " << j << ", head " << h;
+                << "D " << head_dim << ", " << to_string(writes) << ", threads " << threads << ", entry " << j << ", head " << h;
             ASSERT_EQ(std::memcmp(store.v(h, j), vs[piece].data() + r * row + h * head_row, head_row), 0)
-                << "D " << head_dim << ", threads " << threads << ", entry " << j << ", head " << h;
+                << "D " << head_dim << ", " << to_string(writes) << ", threads " << threads << ", entry " << j << ", head " << h;
           }
         }
       }

@@ -495,6 +495,16 @@ TEST(ErrorsCreate, BadHandoffIsNamed) {
   EXPECT_EQ(rt, nullptr);
 }
 
+TEST(ErrorsCreate, BadStoreWritesIsNamed) {
+  Options o = test_options();
+  o.store_writes = static_cast<StoreWrites>(3);
+  std::unique_ptr<Runtime> rt;
+  const Status s = Runtime::create(o, &rt);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("store_writes = 3, expected auto, cached or streamed"));
+  EXPECT_EQ(rt, nullptr);
+}
+
 TEST(ErrorsCreate, NullOut) {
   const Status s = Runtime::create(test_options(), nullptr);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);

@@ -130,6 +130,38 @@ TEST(StoreMemory, FreedSlotsAreReusedAndEmptyChunksServeAnySize) {
   EXPECT_EQ(st.used_bytes, 8192);
 }
 
+// StoreWrites: kAuto streams rows while the bytes in use (large spans included, over all nodes)
+// exceed the threshold, by default the machine's last-level cache; kCached and kStreamed ignore it.
+TEST(StoreMemory, RowsAreStreamedOnceTheBytesInUseExceedTheThreshold) {
+  StoreMemoryOptions o = options(0);
+  o.stream_above_bytes = 8192;
+  auto memory = test::store_memory(o);
+  EXPECT_EQ(memory->stream_above_bytes(), 8192);
+  StoreSpan a = memory->allocate(0, 8192);
+  EXPECT_FALSE(memory->streams_rows());  // at the threshold, not over it
+  StoreSpan b = memory->allocate(0, 256);
+  EXPECT_TRUE(memory->streams_rows());
+  b.reset();
+  EXPECT_FALSE(memory->streams_rows());
+  a.reset();
+  StoreSpan large = memory->allocate(0, kChunk);  // a chunk of its own
+  EXPECT_TRUE(memory->streams_rows());
+  large.reset();
+  EXPECT_FALSE(memory->streams_rows());
+
+  for (const StoreWrites writes : {StoreWrites::kCached, StoreWrites::kStreamed}) {
+    o.writes = writes;
+    auto fixed = test::store_memory(o);
+    EXPECT_EQ(fixed->streams_rows(), writes == StoreWrites::kStreamed) << to_string(writes);
+    StoreSpan many = fixed->allocate(0, 4 * 8192);
+    EXPECT_EQ(fixed->streams_rows(), writes == StoreWrites::kStreamed) << to_string(writes);
+  }
+
+  const uint64_t llc = test::machine_topology()->last_level_cache_bytes();
+  EXPECT_EQ(test::store_memory(options(0))->stream_above_bytes(),
+            static_cast<int64_t>(llc > 0 ? llc : StoreMemory::kDefaultCacheBytes));
+}
+
 TEST(StoreMemory, ThreadsAllocateAndFreeConcurrently) {
   auto memory = test::store_memory(options(1, 3));
   constexpr int kThreads = 4, kIterations = 3000;

@@ -40,6 +40,11 @@ typedef enum hgca_numa_placement {
 } hgca_numa_placement;
 typedef enum hgca_overflow { HGCA_OVERFLOW_AUTO = 0, HGCA_OVERFLOW_OFF = 1, HGCA_OVERFLOW_ALWAYS = 2 } hgca_overflow;
 typedef enum hgca_handoff { HGCA_HANDOFF_AUTO = 0, HGCA_HANDOFF_POLL = 1, HGCA_HANDOFF_CALLBACK = 2 } hgca_handoff;
+typedef enum hgca_store_writes {
+  HGCA_STORE_WRITES_AUTO = 0,
+  HGCA_STORE_WRITES_CACHED = 1,
+  HGCA_STORE_WRITES_STREAMED = 2
+} hgca_store_writes;
 
 /* Mirrors hgca::Options; hgca_options_default() fills the documented defaults. */
 typedef struct hgca_options {
@@ -66,6 +71,8 @@ typedef struct hgca_options {
       overflow_window_gbps;
   /* CUDA backend: how its streams hand work to the host side (hgca::HostHandoff) */
   hgca_handoff handoff;
+  /* how rows enter the DRAM store's blocks (hgca::StoreWrites) */
+  hgca_store_writes store_writes;
 } hgca_options;
 
 /* Mirrors hgca::LayerStats but for the per-head context sizes, which hgca_get_layer_stats() writes apart. */

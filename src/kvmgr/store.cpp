@@ -12,11 +12,33 @@
 #include <fmt/format.h>
 #include <oneapi/tbb/parallel_for.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace hgca::kvmgr {
 namespace {
 
 std::size_t align_up(std::size_t n) {
   return (n + StoreMemory::kAlignment - 1) / StoreMemory::kAlignment * StoreMemory::kAlignment;
+}
+
+/// Copies `n` bytes (whole cache lines, `dst` on a 16-byte boundary) with non-temporal stores
+/// (StoreWrites::kStreamed); stream_fence() orders them before whatever publishes the rows.
+void stream_copy(std::byte* dst, const std::byte* src, std::size_t n) {
+#if defined(__SSE2__)
+  auto* d = reinterpret_cast<__m128i*>(dst);
+  const auto* s = reinterpret_cast<const __m128i*>(src);
+  for (std::size_t i = 0; i < n / sizeof(__m128i); ++i) _mm_stream_si128(d + i, _mm_loadu_si128(s + i));
+#else
+  std::memcpy(dst, src, n);
+#endif
+}
+
+void stream_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
 }
 
 /// Room for n elements, growing geometrically (reserve alone would grow by exactly what each
@@ -149,6 +171,11 @@ void DramStore::fill_blocks(std::span<const StoreBlocks> blocks, int64_t first, 
   const std::size_t token_row_bytes = head_row_bytes_ * hkv;
   int64_t count = 0;
   for (const Rows& piece : pieces) count += piece.count;
+  // Runs of rows in parallel, so that an append of one block still keeps several threads busy (a
+  // decode step's row is copied right here). Bulk rows of whole cache lines (blocks start on one)
+  // are streamed when the store memory says so (StoreWrites); a decode step's few rows stay cached.
+  constexpr int64_t kRowsPerTask = 16;
+  const bool stream = count > kRowsPerTask && head_row_bytes_ % 64 == 0 && memory_->streams_rows();
   // Rows [t, end), read front to back, every head's row to its block (head by head, each block
   // written front to back, measured slower: bench/results/flash-transfer/mirrored-windows).
   auto copy_rows = [&](int64_t t, int64_t end) {
@@ -167,14 +194,17 @@ void DramStore::fill_blocks(std::span<const StoreBlocks> blocks, int64_t first, 
       const std::byte* v = pieces[p].v + r * token_row_bytes;
       for (int32_t h = 0; h < hkv; ++h) {
         std::byte* dst = blocks[h][b]->memory.data() + at;
-        std::memcpy(dst, k + h * head_row_bytes_, head_row_bytes_);
-        std::memcpy(dst + block_v_offset_, v + h * head_row_bytes_, head_row_bytes_);
+        if (stream) {
+          stream_copy(dst, k + h * head_row_bytes_, head_row_bytes_);
+          stream_copy(dst + block_v_offset_, v + h * head_row_bytes_, head_row_bytes_);
+        } else {
+          std::memcpy(dst, k + h * head_row_bytes_, head_row_bytes_);
+          std::memcpy(dst + block_v_offset_, v + h * head_row_bytes_, head_row_bytes_);
+        }
       }
     }
+    if (stream) stream_fence();
   };
-  // Runs of rows in parallel, so that an append of one block still keeps several threads busy (a
-  // decode step's row is copied right here).
-  constexpr int64_t kRowsPerTask = 16;
   if (count <= kRowsPerTask) {
     copy_rows(0, count);
     return;

@@ -89,6 +89,7 @@ class DramStore {
   int32_t block_tokens() const { return block_tokens_; }
   std::size_t head_row_bytes() const { return head_row_bytes_; }
   int node() const { return node_; }
+  const StoreMemory& memory() const { return *memory_; }
   const HeadStore& store(int32_t h) const { return stores_[h]; }
   /// Entries in the store (the same for every KV head).
   int64_t size() const { return stores_.front().size(); }

@@ -117,6 +117,10 @@ void StoreSpan::reset() noexcept {
 
 StoreMemory::StoreMemory(std::shared_ptr<const cpu::Topology> topology, StoreMemoryOptions options)
     : topology_(std::move(topology)), opt_(std::move(options)) {
+  const uint64_t llc = topology_->last_level_cache_bytes();
+  stream_above_ = static_cast<int64_t>(opt_.stream_above_bytes > 0 ? opt_.stream_above_bytes
+                                       : llc > 0                    ? llc
+                                                                    : kDefaultCacheBytes);
   for (int i = 0; i < topology_->node_count(); ++i) {
     nodes_.push_back(std::make_unique<Node>());
     nodes_.back()->index = i;
@@ -218,6 +222,7 @@ void StoreMemory::allocate(int node_index, std::size_t bytes, std::span<StoreSpa
       }
       if (++c->used == c->slots) unlink(c);
       n.stats.used_bytes += static_cast<int64_t>(size);
+      used_total_.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
 
       StoreSpan& span = out[taken];
       span.owner_ = shared_from_this();
@@ -243,6 +248,7 @@ StoreSpan StoreMemory::allocate_large(int node_index, std::size_t bytes) {
   std::unique_lock lock(mutex_);
   adopt_or_free(n, chunk, false, lock);
   n.stats.used_bytes += static_cast<int64_t>(c->bytes);
+  used_total_.fetch_add(static_cast<int64_t>(c->bytes), std::memory_order_relaxed);
   note_sync_growth(n);
 
   StoreSpan span;
@@ -362,6 +368,7 @@ void StoreMemory::release(StoreChunk* c, uint32_t slot) noexcept {
   std::lock_guard lock(mutex_);
   Node& n = *nodes_[static_cast<std::size_t>(c->node)];
   n.stats.used_bytes -= static_cast<int64_t>(c->slot_bytes);
+  used_total_.fetch_sub(static_cast<int64_t>(c->slot_bytes), std::memory_order_relaxed);
   if (c->large) {
     c->used = 0;
     n.freed_large = true;

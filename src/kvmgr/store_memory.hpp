@@ -45,6 +45,11 @@ struct StoreMemoryOptions {
   int32_t high_water_chunks = 6;
   /// At most this many bytes of chunks over all nodes (0: no limit).
   std::size_t limit_bytes = 0;
+  /// How rows enter store blocks (StoreMemory::streams_rows).
+  StoreWrites writes = StoreWrites::kAuto;
+  /// kAuto streams once more than this many bytes are in use over all nodes; 0: the machine's
+  /// last-level cache (kDefaultCacheBytes where the topology does not know it).
+  std::size_t stream_above_bytes = 0;
   ChunkRegistration registration;
 };
 
@@ -132,6 +137,17 @@ class StoreMemory : public std::enable_shared_from_this<StoreMemory> {
 
   StoreMemoryStats stats(int node) const;
 
+  /// Whether bulk rows are to be written into store blocks with non-temporal stores now (options'
+  /// `writes`; kAuto: when the bytes in use exceed what the last-level cache could keep). Lock-free.
+  bool streams_rows() const {
+    return opt_.writes == StoreWrites::kStreamed ||
+           (opt_.writes == StoreWrites::kAuto && used_total_.load(std::memory_order_relaxed) > stream_above_);
+  }
+  /// kAuto's threshold in bytes.
+  int64_t stream_above_bytes() const { return stream_above_; }
+  /// kAuto's threshold when the topology does not know its last-level cache.
+  static constexpr std::size_t kDefaultCacheBytes = std::size_t{32} << 20;
+
   /// What the allocator recorded of one chunk (for tests and diagnostics).
   struct ChunkInfo {
     const std::byte* base = nullptr;
@@ -172,6 +188,8 @@ class StoreMemory : public std::enable_shared_from_this<StoreMemory> {
   std::condition_variable idle_cv_;  // wait_idle waits for the background thread
   std::vector<std::unique_ptr<Node>> nodes_;
   std::size_t reserved_total_ = 0;  // bytes of chunks over all nodes, for limit_bytes
+  std::atomic<int64_t> used_total_{0};  // stats' used_bytes over all nodes, read without the lock
+  int64_t stream_above_ = 0;
   bool stop_ = false;
   bool busy_ = false;
   std::thread background_;

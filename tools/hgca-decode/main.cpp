@@ -74,6 +74,7 @@ struct Cli {
   std::string cuda_wait = "auto";
   std::string overflow = "auto";  // --overflow, into options.overflow after parsing
   std::string handoff = "auto";   // --handoff, into options.handoff after parsing
+  std::string store_writes = "auto";  // --store-writes, into options.store_writes after parsing
   bool window_blocks_given = false;
   int32_t layers = 4, q_heads = 16, kv_heads = 4, head_dim = 64;
   hgca::decode::SyntheticWorkload synthetic;
@@ -221,9 +222,10 @@ void print_human(const Summary& s) {
                1e3 * sum.overflow_predicted_cpu_seconds, 1e3 * sum.overflow_predicted_gpu_seconds);
   }
   fmt::print("method     {}\n", method_line(o));
-  fmt::print("backend    {}{}, threads {}{}\n", hgca::to_string(s.backend),
+  fmt::print("backend    {}{}, threads {}, store writes {}{}\n", hgca::to_string(s.backend),
              s.backend == hgca::Backend::kCuda ? fmt::format(" (handoff {})", hgca::to_string(s.handoff)) : "",
-             o.threads > 0 ? fmt::to_string(o.threads) : "all cores", o.deterministic ? ", deterministic" : "");
+             o.threads > 0 ? fmt::to_string(o.threads) : "all cores", hgca::to_string(o.store_writes),
+             o.deterministic ? ", deterministic" : "");
   if (s.fidelity) {
     const auto& f = *s.fidelity;
     fmt::print("fidelity   vs exact attention over {} generated positions: top-1 agreement {:.4f}, mean KL {:.4g} "
@@ -301,6 +303,7 @@ void print_json(const Summary& s) {
   j["deterministic"] = o.deterministic;
   j["overflow"] = hgca::to_string(o.overflow);
   j["handoff"] = hgca::to_string(s.handoff);
+  j["store_writes"] = hgca::to_string(o.store_writes);
   if (s.fidelity) {
     j["fidelity_positions"] = s.fidelity->positions;
     j["top1_agreement"] = s.fidelity->top1_agreement;
@@ -493,6 +496,10 @@ int main(int argc, char** argv) {
                  "host: auto (poll where the driver allows), poll (a thread of the runtime watches flags that the "
                  "streams write: a few µs, one core busy while steps run), callback (CUDA host functions: tens of µs)")
       ->capture_default_str()->check(CLI::IsMember({"auto", "poll", "callback"}))->group(exec_group);
+  app.add_option("--store-writes", cli.store_writes, "how bulk rows enter the DRAM store's blocks: streamed "
+                 "(non-temporal stores: faster eviction, the rows leave the caches), cached, auto (streamed once "
+                 "the store memory in use exceeds the last-level cache)")
+      ->capture_default_str()->check(CLI::IsMember({"auto", "cached", "streamed"}))->group(exec_group);
   app.add_flag("--deterministic", o.deterministic, "re-evaluations publish before the next call (reproducible runs)")
       ->group(exec_group);
   app.add_flag("--json", cli.json, "print the summary as one JSON object on stdout")->group(exec_group);
@@ -525,6 +532,8 @@ int main(int argc, char** argv) {
       parse_choice(cli.overflow, {hgca::OverflowMode::kAuto, hgca::OverflowMode::kOff, hgca::OverflowMode::kAlways});
   cli.options.handoff =
       parse_choice(cli.handoff, {hgca::HostHandoff::kAuto, hgca::HostHandoff::kPoll, hgca::HostHandoff::kCallback});
+  cli.options.store_writes = parse_choice(
+      cli.store_writes, {hgca::StoreWrites::kAuto, hgca::StoreWrites::kCached, hgca::StoreWrites::kStreamed});
   cli.window_blocks_given = window_blocks->count() > 0;
   if (cli.handoff != "auto" && cli.options.backend == hgca::Backend::kHost) {
     fmt::print(stderr, "hgca-decode: error: --handoff {} needs the CUDA backend, got --backend host\n", cli.handoff);
