@@ -265,6 +265,51 @@ TEST(ScatterLanes, ALanesScattersRunInOrderOneAtATime) {
   EXPECT_EQ(most_lanes_busy.load(), 2) << "the lanes never ran side by side";
 }
 
+// start() returns once the lane's previous scatter has finished (the next one then runs on the
+// thread that finished it); callers on two threads starting into one lane never overlap, and every
+// scatter runs.
+TEST(ScatterLanes, StartReturnsOnceThePreviousFinishedAndCallersNeverOverlap) {
+  tbb::global_control workers(tbb::global_control::max_allowed_parallelism, 4);
+  tbb::task_arena arena(4);
+  cpu::ScatterLanes lanes(1, arena);
+  constexpr int kScatters = 30;
+  std::atomic<bool> done[kScatters] = {};
+  std::mt19937 rng(3);
+  for (int i = 0; i < kScatters; ++i) {
+    const auto sleep = std::chrono::microseconds(rng() % 300);
+    lanes.start(0, [&done, i, sleep] {
+      std::this_thread::sleep_for(sleep);
+      done[i] = true;
+    });
+    if (i > 0) {
+      EXPECT_TRUE(done[i - 1].load()) << "start of scatter " << i << " returned before its predecessor ended";
+    }
+  }
+  lanes.wait_all();
+  for (int i = 0; i < kScatters; ++i) EXPECT_TRUE(done[i].load()) << i;
+
+  std::atomic<int> running{0}, ran{0};
+  std::atomic<bool> overlapped{false};
+  auto caller = [&](int seed) {
+    std::mt19937 r(seed);
+    for (int i = 0; i < kScatters; ++i) {
+      const auto sleep = std::chrono::microseconds(r() % 300);
+      lanes.start(0, [&, sleep] {
+        if (running.fetch_add(1) != 0) overlapped = true;
+        std::this_thread::sleep_for(sleep);
+        running.fetch_sub(1);
+        ran.fetch_add(1);
+      });
+    }
+  };
+  std::thread a(caller, 1), b(caller, 2);
+  a.join();
+  b.join();
+  lanes.wait_all();
+  EXPECT_FALSE(overlapped) << "two scatters of one lane ran at once";
+  EXPECT_EQ(ran.load(), 2 * kScatters);
+}
+
 // The runtime's protocol with two staging slots per layer: call c's rows land in slot c % 2, then
 // the call's CPU part waits for the lane (call c - 1's scatter), then call c's scatter starts. A
 // scatter slower than the producer must find its slot unchanged until it is done, and the producer

@@ -6,24 +6,43 @@
 namespace hgca::cpu {
 
 ScatterLanes::ScatterLanes(int32_t lanes, tbb::task_arena& arena)
-    : arena_(arena), started_(static_cast<std::size_t>(lanes), 0), finished_(static_cast<std::size_t>(lanes), 0) {}
+    : arena_(arena),
+      started_(static_cast<std::size_t>(lanes), 0),
+      finished_(static_cast<std::size_t>(lanes), 0),
+      running_(static_cast<std::size_t>(lanes), 0),
+      next_(static_cast<std::size_t>(lanes)) {}
 
 ScatterLanes::~ScatterLanes() { wait_all(); }
 
 void ScatterLanes::start(int32_t lane, std::function<void()> scatter) {
-  wait(lane);
-  {
-    std::lock_guard lock(mutex_);
-    ++started_[lane];
+  std::unique_lock lock(mutex_);
+  finished_cv_.wait(lock, [&] { return !next_[lane]; });  // another caller's scatter waits: after it
+  const uint64_t previous = started_[lane]++;
+  if (!running_[lane]) {
+    running_[lane] = 1;
+    lock.unlock();
+    // Enqueued, not run: the caller (a CUDA host function) returns at once.
+    arena_.enqueue([this, lane, scatter = std::move(scatter)] { run(lane, scatter); });
+    return;
   }
-  // Enqueued, not run: the caller (a CUDA host function) returns at once.
-  arena_.enqueue([this, lane, scatter = std::move(scatter)] {
+  // The lane's task takes it up the moment the previous one ends; we return after that.
+  next_[lane] = std::move(scatter);
+  finished_cv_.wait(lock, [&] { return finished_[lane] >= previous; });
+}
+
+void ScatterLanes::run(int32_t lane, std::function<void()> scatter) {
+  for (;;) {
     scatter();
     // Notified under the lock: a waiter that sees the count cannot destroy us before we let go.
     std::lock_guard lock(mutex_);
     ++finished_[lane];
+    std::function<void()> following = std::move(next_[lane]);
+    next_[lane] = nullptr;
+    if (!following) running_[lane] = 0;
     finished_cv_.notify_all();
-  });
+    if (!following) return;
+    scatter = std::move(following);
+  }
 }
 
 double ScatterLanes::wait(int32_t lane) {

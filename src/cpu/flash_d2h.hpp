@@ -24,8 +24,10 @@ class ScatterLanes {
   ScatterLanes(const ScatterLanes&) = delete;
   ScatterLanes& operator=(const ScatterLanes&) = delete;
 
-  /// Starts `scatter` in the arena after the lane's previous one has finished (waiting for it if
-  /// it has not) and returns. `scatter` must not throw; it may run on any of the arena's threads.
+  /// Starts `scatter` in the arena after the lane's previous one has finished and returns once it
+  /// has (waiting for it if need be). The thread that finishes the previous one runs `scatter`
+  /// right after it, so a waiting caller's wake-up does not delay it. `scatter` must not throw; it
+  /// may run on any of the arena's threads.
   void start(int32_t lane, std::function<void()> scatter);
   /// Blocks until the lane's scatter has finished; returns the seconds waited. The waiting thread
   /// does not work in the arena meanwhile: it would pick up unrelated tasks (a re-evaluation of
@@ -34,10 +36,17 @@ class ScatterLanes {
   void wait_all();
 
  private:
+  /// Runs `scatter`, then the lane's next one while there is one (a task of the arena).
+  void run(int32_t lane, std::function<void()> scatter);
+
   tbb::task_arena& arena_;
   std::mutex mutex_;
   std::condition_variable finished_cv_;
-  std::vector<uint64_t> started_, finished_;  // per lane, guarded by mutex_
+  // Per lane, guarded by mutex_: the scatters started and finished, whether a task runs the lane,
+  // and the one waiting for it (start returns only once its predecessor finished: at most one).
+  std::vector<uint64_t> started_, finished_;
+  std::vector<char> running_;
+  std::vector<std::function<void()>> next_;
 };
 
 }  // namespace hgca::cpu
