@@ -55,7 +55,7 @@ enum class HostHandoff : int32_t { kAuto = 0, kPoll = 1, kCallback = 2 };
 /// How rows are written into the DRAM store's blocks (evicted entries, and on the CUDA backend the
 /// host's copy of each window, filled as rows arrive). kStreamed: non-temporal stores, which skip
 /// the caches: no line is read for ownership before it is written, and the staging FlashD2H's
-/// scatter reads stays cached (FlashD2H into the stores 1.3–1.4× faster at 16 KB blocks). kCached:
+/// scatter reads stays cached (FlashD2H into grown stores 1.28–1.47× faster at 16 KB blocks). kCached:
 /// through the caches, where a re-evaluation that reads the store soon after finds them. kAuto:
 /// kStreamed once the store memory in use exceeds the machine's last-level cache (then the rows
 /// could not stay cached anyway), else kCached. Either way a decode step's few rows, and head rows
