@@ -17,7 +17,8 @@
 // the runtime's per-layer lanes do); "pool" scatters into the peers' destinations instead
 // (scattered blocks of a pinned pool; "_streaming" with non-temporal stores, "_rows" by runs of
 // staged rows), "copy_only" not at all. Counters copy_GBps and scatter_GBps give each part's own
-// rate; selected_fraction, the stores' share of entries in their context sets.
+// rate; selected_fraction, the stores' share of entries in their context sets; rows_streamed, whether
+// the stores streamed their rows at the end (HGCA_BENCH_STORE_WRITES: auto, cached or streamed).
 // Peers: one cudaMemcpyAsync per (sequence, head, K/V) block from the window's layout straight to
 // those destinations, and cudaMemcpyBatchAsync of the same list (CUDA events).
 // Interference: a compute-bound kernel alone, and with FlashD2H or an SM-based D2H copy beside it.
