@@ -9,7 +9,6 @@ ScatterLanes::ScatterLanes(int32_t lanes, tbb::task_arena& arena)
     : arena_(arena),
       started_(static_cast<std::size_t>(lanes), 0),
       finished_(static_cast<std::size_t>(lanes), 0),
-      running_(static_cast<std::size_t>(lanes), 0),
       next_(static_cast<std::size_t>(lanes)) {}
 
 ScatterLanes::~ScatterLanes() { wait_all(); }
@@ -18,8 +17,7 @@ void ScatterLanes::start(int32_t lane, std::function<void()> scatter) {
   std::unique_lock lock(mutex_);
   finished_cv_.wait(lock, [&] { return !next_[lane]; });  // another caller's scatter waits: after it
   const uint64_t previous = started_[lane]++;
-  if (!running_[lane]) {
-    running_[lane] = 1;
+  if (finished_[lane] == previous) {  // the lane is idle: no task runs it
     lock.unlock();
     // Enqueued, not run: the caller (a CUDA host function) returns at once.
     arena_.enqueue([this, lane, scatter = std::move(scatter)] { run(lane, scatter); });
@@ -38,7 +36,6 @@ void ScatterLanes::run(int32_t lane, std::function<void()> scatter) {
     ++finished_[lane];
     std::function<void()> following = std::move(next_[lane]);
     next_[lane] = nullptr;
-    if (!following) running_[lane] = 0;
     finished_cv_.notify_all();
     if (!following) return;
     scatter = std::move(following);

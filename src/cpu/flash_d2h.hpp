@@ -42,10 +42,9 @@ class ScatterLanes {
   tbb::task_arena& arena_;
   std::mutex mutex_;
   std::condition_variable finished_cv_;
-  // Per lane, guarded by mutex_: the scatters started and finished, whether a task runs the lane,
-  // and the one waiting for it (start returns only once its predecessor finished: at most one).
+  // Per lane, guarded by mutex_: the scatters started and finished (a task runs the lane while
+  // they differ), and the one waiting for it (start returns only once its predecessor finished).
   std::vector<uint64_t> started_, finished_;
-  std::vector<char> running_;
   std::vector<std::function<void()>> next_;
 };
 
