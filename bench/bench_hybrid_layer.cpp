@@ -13,6 +13,7 @@
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -289,46 +290,59 @@ struct MergeSets {
 
 /// Times `launch(set, stream)` with CUDA events, rotating among `sets`: `queued` launches back to back
 /// per iteration, the iteration's time divided by them (1: one launch on an idle stream, launch
-/// latency included).
+/// latency included). `gated`: the iteration's work is enqueued behind a gate kernel that the host
+/// opens once everything is queued, so the time starts when the GPU can run it, as in a decode step,
+/// where the merge waits behind the window kernel and the CPU's result (the host's enqueue cost,
+/// paid while the GPU is still busy, is left out; the GPU's own launch is not).
 template <typename F>
-void time_merge_sets(benchmark::State& state, F&& launch, int sets = MergeSets::kSets, int queued = 1) {
+void time_merge_sets(benchmark::State& state, F&& launch, int sets = MergeSets::kSets, int queued = 1,
+                     bool gated = false) {
   cudaStream_t s = nullptr;
   BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaEvent_t start, stop;
   BENCH_CUDA(cudaEventCreate(&start));
   BENCH_CUDA(cudaEventCreate(&stop));
+  unsigned* gate = nullptr;  // mapped pinned memory
+  BENCH_CUDA(cudaHostAlloc(&gate, sizeof(unsigned), cudaHostAllocMapped));
+  std::atomic_ref<unsigned> open(*gate);
   int i = 0;
   for (auto _ : state) {
+    if (gated) {
+      open.store(0);
+      BENCH_CUDA(static_cast<cudaError_t>(hgca::bench::launch_gate(gate, s)));
+    }
     float ms = 0;
     BENCH_CUDA(hgca::bench::event_ms(s, start, stop, [&] {
       cudaError_t e = cudaSuccess;
       for (int q = 0; q < queued && e == cudaSuccess; ++q, i = (i + 1) % sets) e = static_cast<cudaError_t>(launch(i, s));
+      if (gated) open.store(1);
       return e;
     }, &ms));
     state.SetIterationTime(ms / 1e3 / queued);
   }
+  cudaFreeHost(gate);
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   cudaStreamDestroy(s);
 }
 
 /// The merge of 32 tokens × 32 heads × 128 fp32, the CPU's side read from mapped pinned memory,
-/// {launches queued per timed iteration: 1 = launch plus PCIe on an idle stream; 16 = each merge
-/// queued behind the previous one, as in a decode step where it waits behind the window kernel}.
+/// {launches queued per timed iteration: 1 = launch plus PCIe; 16 = each merge queued behind the
+/// previous one; gated (1) or on an idle stream (0), see time_merge_sets}.
 void BM_MergeZeroCopy(benchmark::State& state) {
   MergeSets m;
   BENCH_CUDA(m.create(false));
   time_merge_sets(state, [&](int i, cudaStream_t s) {
     return m.merge(i, s, false);
-  }, MergeSets::kSets, static_cast<int>(state.range(0)));
+  }, MergeSets::kSets, static_cast<int>(state.range(0)), state.range(1) != 0);
   state.SetBytesProcessed(state.iterations() * MergeSets::kRows * (kD + 1) * 4);  // the mapped side's bytes
 }
 
-/// The floor of the merge's launch: an empty kernel of {blocks, threads}, timed the same way.
+/// The floor of the merge's launch: an empty kernel of {blocks, threads, gated}, timed the same way.
 void BM_MergeFloorEmpty(benchmark::State& state) {
   time_merge_sets(state, [&](int, cudaStream_t s) {
     return hgca::bench::launch_empty(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), s);
-  });
+  }, MergeSets::kSets, 1, state.range(2) != 0);
 }
 
 /// The floor of the merge's PCIe read: only the CPU's side (values and LSE together), {threads per
@@ -385,8 +399,8 @@ void BM_MergeViaCopy(benchmark::State& state) {
 #define HGCA_MERGE_BENCH(fn)                                                                         \
   BENCHMARK(fn)->UseManualTime()->Unit(benchmark::kMicrosecond)->Repetitions(5)->ReportAggregatesOnly(true) \
       ->Iterations(2000)
-HGCA_MERGE_BENCH(BM_MergeZeroCopy)->Arg(1)->Arg(16);
-HGCA_MERGE_BENCH(BM_MergeFloorEmpty)->Args({1, 32})->Args({128, 256});
+HGCA_MERGE_BENCH(BM_MergeZeroCopy)->Args({1, 0})->Args({16, 0})->Args({1, 1});
+HGCA_MERGE_BENCH(BM_MergeFloorEmpty)->Args({1, 32, 0})->Args({128, 256, 0})->Args({128, 256, 1});
 // {threads, float4 per thread, nc, write-combined, quads per row, sets}: the merge's grid (256 × 1)
 // with its variants first, then other shapes.
 HGCA_MERGE_BENCH(BM_MergeFloorRead)
@@ -401,7 +415,7 @@ HGCA_MERGE_BENCH(BM_MergeFloorRead)
 HGCA_MERGE_BENCH(BM_MergeFloorCopy)->Arg(0)->Arg(1);
 HGCA_MERGE_BENCH(BM_MergeFloorDevice);
 HGCA_MERGE_BENCH(BM_MergeViaCopy);
-HGCA_MERGE_BENCH(BM_MergeZeroCopy)->Arg(1);  // again, last: drift over the run
+HGCA_MERGE_BENCH(BM_MergeZeroCopy)->Args({1, 0})->Args({1, 1});  // again, last: drift over the run
 // {context, batch, hybrid with the runtime's hand-off (1), hybrid with a CUDA host function (2), or peer (0)}
 BENCHMARK(BM_DecodeLayer)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20)
     ->ArgsProduct({{32768, 131072}, {1, 16}, {1, 2, 0}});

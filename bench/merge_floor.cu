@@ -11,6 +11,10 @@ namespace {
 
 __global__ void empty_kernel() {}
 
+__global__ void gate_kernel(const volatile unsigned* flag) {
+  while (*flag == 0) __nanosleep(100);
+}
+
 template <int kPer, bool kNc>
 __global__ void mapped_read_kernel(const float4* o, const float* lse, int64_t rows, int32_t quads, unsigned* sink) {
   const int64_t total = rows * quads, stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -41,6 +45,11 @@ __global__ void mapped_read_kernel(const float4* o, const float* lse, int64_t ro
 
 int launch_empty(int blocks, int threads, void* stream) {
   empty_kernel<<<blocks, threads, 0, static_cast<cudaStream_t>(stream)>>>();
+  return cudaGetLastError();
+}
+
+int launch_gate(const volatile unsigned* flag, void* stream) {
+  gate_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(flag);
   return cudaGetLastError();
 }
 

@@ -10,6 +10,10 @@ namespace hgca::bench {
 /// Enqueues a kernel that does nothing, `blocks` × `threads`. Returns the launch's CUDA error.
 int launch_empty(int blocks, int threads, void* stream);
 
+/// Enqueues one thread that spins until *flag (mapped host memory) is nonzero: work queued behind
+/// it starts as soon as the host sets the flag, its host-side launch cost already paid.
+int launch_gate(const volatile unsigned* flag, void* stream);
+
 /// Enqueues a read of o [rows, quads] float4 and lse [rows] (both may be mapped host memory), as
 /// the merge reads its CPU side, but each row's values and LSE loaded together: `threads` per
 /// block, `per_thread` (1, 2, 4 or 8) float4 of one grid stride apart in flight per thread, as
