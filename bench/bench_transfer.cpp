@@ -6,7 +6,7 @@
 // "_thp": the pool on transparent huge pages, registered with cudaHostRegister (what the store's
 // pinned chunks could be), to see whether translating scattered 4 KB pages costs the GPU.
 // D2H: every step, 32 sequences each evict one block per KV head (Hkv 8, D 128, bf16; K and V),
-// 256 MB in all. FlashD2H end to end, wall clock: each step's new rows go to pinned staging in one
+// 256 MB in all (the store rows' `laps` 4: 1 GB, the same device rows moved four times). FlashD2H end to end, wall clock: each step's new rows go to pinned staging in one
 // copy per K and V (2 to 4 staging slots), and CPU threads scatter them into the sequences' host
 // windows and DRAM stores (kvmgr::MirroredKv::evict_and_insert, with selection; the blocks the new
 // rows start allocated by the issuing thread as it issues the step's copy) exactly as the CUDA
@@ -266,13 +266,13 @@ std::shared_ptr<hgca::kvmgr::StoreMemory> store_memory(bool warm = true) {
   return warm ? warm_memory : cold_memory;
 }
 
-/// Store memory for stores kept over a whole benchmark (they grow by its 256 MB a run): 6 GiB of
+/// Store memory for stores kept over a whole benchmark (they grow by its 256 MB a lap): 10 GiB of
 /// chunks taken and touched up front, then kept spare, so that growing stores take touched memory
 /// as long-lived stores reuse the memory of released sequences.
 std::shared_ptr<hgca::kvmgr::StoreMemory> steady_store_memory() {
   static const std::shared_ptr<hgca::kvmgr::StoreMemory> memory = [] {
-    auto m = make_store_memory(256);
-    std::vector<hgca::kvmgr::StoreSpan> spans(384);  // half a chunk each: 6 GiB
+    auto m = make_store_memory(320);
+    std::vector<hgca::kvmgr::StoreSpan> spans(640);  // half a chunk each: 10 GiB (a 4-lap run takes 7)
     m->allocate(0, m->options().chunk_bytes / 2, spans);
     for (const auto& span : spans) std::memset(span.data(), 0, span.bytes());
     return m;
@@ -283,16 +283,21 @@ std::shared_ptr<hgca::kvmgr::StoreMemory> steady_store_memory() {
 constexpr std::size_t kHeadRow = kD * 2;  // bf16
 constexpr std::size_t kRow = kHkv * kHeadRow;
 
-/// The eviction workload at one block size: steps of kSeqs sequences each evicting one block.
+/// The eviction workload at one block size: steps of kSeqs sequences each evicting one block, in
+/// `laps` passes over the kMoveBytes of device memory (more than one: a sustained run, in which the
+/// pipeline's first copy and last scatter, which nothing overlaps, weigh less).
 struct D2HWork {
   int32_t block_tokens = 0;
-  int64_t steps = 0;
+  int64_t lap_steps = 0, steps = 0;
   std::size_t step_bytes = 0;  // of K (V the same): kSeqs × block_tokens rows
-  explicit D2HWork(std::size_t block) : block_tokens(static_cast<int32_t>(block / kHeadRow)) {
+  D2HWork(std::size_t block, int64_t laps) : block_tokens(static_cast<int32_t>(block / kHeadRow)) {
     step_bytes = static_cast<std::size_t>(kSeqs) * block_tokens * kRow;
-    steps = static_cast<int64_t>(kMoveBytes / (2 * step_bytes));
+    lap_steps = static_cast<int64_t>(kMoveBytes / (2 * step_bytes));
+    steps = laps * lap_steps;
   }
   std::size_t total() const { return 2 * step_bytes * static_cast<std::size_t>(steps); }
+  /// Where step t's rows lie in the device buffers (of K, and of V).
+  std::size_t source(int64_t t) const { return static_cast<std::size_t>(t % lap_steps) * step_bytes; }
 };
 
 /// FlashD2H's pipeline: its stream, its pinned staging slots (2: double-buffered; with more, the
@@ -336,7 +341,7 @@ cudaError_t flash_d2h(const D2HWork& w, const std::byte* dev_k, const std::byte*
   auto copy = [&](int64_t t) -> cudaError_t {
     prepare(t);
     const std::size_t i = static_cast<std::size_t>(t) % n;
-    const std::size_t at = static_cast<std::size_t>(t) * w.step_bytes;
+    const std::size_t at = w.source(t);
     if (cudaError_t e = cudaEventRecord(pipe.began[i], pipe.stream); e != cudaSuccess) return e;
     for (int kv = 0; kv < 2; ++kv) {  // the slot holds the step's K rows, then its V rows
       if (cudaError_t e = cudaMemcpyAsync(pipe.slots[i] + kv * w.step_bytes, (kv == 0 ? dev_k : dev_v) + at, w.step_bytes,
@@ -379,7 +384,8 @@ enum class D2H { kFlashStore, kFlashStoreCold, kFlashStoreSteady, kFlashPool, kF
 template <D2H kMethod>
 void BM_D2H(benchmark::State& state) {
   const std::size_t block = static_cast<std::size_t>(state.range(0)) << 10;
-  const D2HWork w(block);
+  const bool into_stores = kMethod == D2H::kFlashStore || kMethod == D2H::kFlashStoreCold || kMethod == D2H::kFlashStoreSteady;
+  const D2HWork w(block, into_stores ? state.range(5) : 1);
   std::byte* pool_p = pool();
   Device dev_k(w.total() / 2), dev_v(w.total() / 2);
   const auto n_slots = static_cast<std::size_t>(state.range(1));
@@ -394,7 +400,6 @@ void BM_D2H(benchmark::State& state) {
   BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   for (cudaEvent_t* e : {&start, &stop}) BENCH_CUDA(cudaEventCreate(e));
   tbb::task_arena arena(state.range(2) > 0 ? static_cast<int>(state.range(2)) : tbb::task_arena::automatic);
-  const bool into_stores = kMethod == D2H::kFlashStore || kMethod == D2H::kFlashStoreCold || kMethod == D2H::kFlashStoreSteady;
   const auto layers = static_cast<int32_t>(into_stores ? state.range(4) : 1);
   hgca::cpu::ScatterLanes lanes(layers, arena);
   std::vector<std::byte*> staging;
@@ -402,7 +407,7 @@ void BM_D2H(benchmark::State& state) {
   FlashPipe pipe(s, staging);
 
   // Destinations of the pool and the peers: one scattered pool block per (step, sequence, head, K/V).
-  const std::size_t blocks = static_cast<std::size_t>(w.steps) * kSeqs * kHkv * 2;
+  const std::size_t blocks = static_cast<std::size_t>(w.lap_steps) * kSeqs * kHkv * 2;
   const auto at = scattered_blocks(block, blocks, 7);
   auto dest = [&](int64_t t, int32_t seq, int32_t h, int kv) {
     return pool_p + at[((static_cast<std::size_t>(t) * kSeqs + seq) * kHkv + h) * 2 + kv];
@@ -411,7 +416,7 @@ void BM_D2H(benchmark::State& state) {
   std::vector<void*> dsts;
   std::vector<const void*> srcs;
   std::vector<std::size_t> sizes(blocks, block);
-  for (int64_t t = 0; t < w.steps; ++t) {
+  for (int64_t t = 0; t < w.lap_steps; ++t) {
     for (int32_t seq = 0; seq < kSeqs; ++seq) {
       for (int32_t h = 0; h < kHkv; ++h) {
         for (int kv = 0; kv < 2; ++kv) {
@@ -578,7 +583,7 @@ enum class Beside { kNothing, kFlashD2H, kSmCopy };
 /// transfer's GB/s meanwhile.
 template <Beside kBeside>
 void BM_ComputeBeside(benchmark::State& state) {
-  const D2HWork w(16 << 10);
+  const D2HWork w(16 << 10, 1);
   Device dev_k(w.total() / 2), dev_v(w.total() / 2), out(4);
   Pinned slot0(2 * w.step_bytes), slot1(2 * w.step_bytes), sink(w.total() / 2);
   if (!dev_k.p || !dev_v.p || !slot0.p || !slot1.p || !sink.p) return state.SkipWithError("out of memory");
@@ -658,12 +663,15 @@ BENCHMARK(BM_H2D<H2D::kFlash, true>)->Name("BM_H2D/flash_thp")->ArgNames({"block
     ->ArgsProduct({{4, 16, 64}, {8}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(12);
 BENCHMARK(BM_H2D<H2D::kBatch, true>)->Name("BM_H2D/memcpy_batch_thp")->ArgNames({"block_KB", "SMs"})
     ->ArgsProduct({{16}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kFlashStore>)->Name("BM_D2H/flash_store")->ArgNames({"block_KB", "slots", "threads", "selected_pct", "layers"})->ArgsProduct({{4, 16, 64}, {2, 3, 4}, {0}, {50, 10, 1}, {1, 2}})
+// The store rows' last argument: laps over the device buffers (D2HWork): 1 = 256 MB per iteration,
+// 4 = 1 GB, the sustained rate.
+BENCHMARK(BM_D2H<D2H::kFlashStore>)->Name("BM_D2H/flash_store")->ArgNames({"block_KB", "slots", "threads", "selected_pct", "layers", "laps"})
+    ->ArgsProduct({{4, 16, 64}, {2, 3, 4}, {0}, {50, 10, 1}, {1, 2}, {1}})->Args({16, 4, 0, 10, 1, 4})->Args({16, 4, 0, 10, 2, 4})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kFlashStoreSteady>)->Name("BM_D2H/flash_store_steady")->ArgNames({"block_KB", "slots", "threads", "selected_pct", "layers"})->ArgsProduct({{16, 64}, {4}, {0}, {50, 10}, {1}})
-    ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
-BENCHMARK(BM_D2H<D2H::kFlashStoreCold>)->Name("BM_D2H/flash_store_cold")->ArgNames({"block_KB", "slots", "threads", "selected_pct", "layers"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}, {50}, {1}})
-    ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_D2H<D2H::kFlashStoreSteady>)->Name("BM_D2H/flash_store_steady")->ArgNames({"block_KB", "slots", "threads", "selected_pct", "layers", "laps"})
+    ->ArgsProduct({{16, 64}, {4}, {0}, {50, 10}, {1}, {1, 4}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_D2H<D2H::kFlashStoreCold>)->Name("BM_D2H/flash_store_cold")->ArgNames({"block_KB", "slots", "threads", "selected_pct", "layers", "laps"})
+    ->ArgsProduct({{4, 16, 64}, {2, 3}, {0}, {50}, {1}, {1}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_D2H<D2H::kFlashPool>)->Name("BM_D2H/flash_pool")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})->ArgsProduct({{4, 16, 64}, {2, 3, 4}, {0}, {0}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_D2H<D2H::kFlashPoolStreaming>)->Name("BM_D2H/flash_pool_streaming")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})->ArgsProduct({{4, 16, 64}, {2, 3}, {0}, {0}})
