@@ -77,10 +77,16 @@ __device__ __forceinline__ void copy_piece(const std::byte* src, std::byte* dst,
   if (lane < tail) dst[tail_at + lane] = tail_byte;
 }
 
+/// Launches after a call's first are its predecessor's programmatic dependents: each warp lets the
+/// next launch start once it takes its last piece (the next launch's blocks then fill the SMs this
+/// one's tail leaves idle, instead of a launch gap of about 11 µs each), and every launch ends with
+/// griddepcontrol.wait, so that a launch completes only after its predecessor did and the stream's
+/// later work sees every span gathered.
 __global__ void __launch_bounds__(kThreads, 1) flash_h2d_kernel(const __grid_constant__ Launch l) {
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const int warps = static_cast<int>(gridDim.x) * kWarps;
   for (int g = static_cast<int>(blockIdx.x) * kWarps + static_cast<int>(threadIdx.x) / 32; g < l.pieces; g += warps) {
+    if (g + warps >= l.pieces) asm volatile("griddepcontrol.launch_dependents;");
     int lo = 0, hi = l.count - 1;  // the span holding piece g: the last whose first_piece ≤ g
     while (lo < hi) {
       const int mid = (lo + hi + 1) / 2;
@@ -96,6 +102,8 @@ __global__ void __launch_bounds__(kThreads, 1) flash_h2d_kernel(const __grid_con
     const auto n = static_cast<int32_t>(left < l.piece_bytes ? left : l.piece_bytes);
     copy_piece(s.src + offset, s.dst + offset, n, lane);
   }
+  asm volatile("griddepcontrol.launch_dependents;");  // warps with no piece (a repeat does nothing)
+  asm volatile("griddepcontrol.wait;" ::: "memory");
 }
 
 Status invalid(const std::string& message) { return {StatusCode::kInvalidArgument, "flash_h2d: " + message}; }
@@ -138,13 +146,23 @@ Status flash_h2d(std::span<const H2DSpan> spans, const FlashH2DConfig& config, v
 
   auto l = std::make_unique<Launch>();  // 32 KB: not on the caller's stack
   l->piece_bytes = config.piece_bytes;
+  bool first = true;
   const auto launch = [&]() -> cudaError_t {
     if (l->count == 0) return cudaSuccess;
-    const int blocks = std::min(config.sms, (l->pieces + kWarps - 1) / kWarps);
-    flash_h2d_kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(*l);
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(static_cast<unsigned>(std::min(config.sms, (l->pieces + kWarps - 1) / kWarps)));
+    cfg.blockDim = dim3(kThreads);
+    cfg.stream = static_cast<cudaStream_t>(stream);
+    cudaLaunchAttribute attr{};  // the first launch waits for the stream's earlier work as usual
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = first ? 0 : 1;
+    first = false;
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, flash_h2d_kernel, *l);
     l->count = 0;
     l->pieces = 0;
-    return cudaGetLastError();
+    return e;
   };
   for (const H2DSpan& s : spans) {
     for (int64_t offset = 0; offset < s.bytes; offset += kMaxSpanBytes) {

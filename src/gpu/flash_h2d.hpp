@@ -21,7 +21,8 @@ struct H2DSpan {
 };
 
 struct FlashH2DConfig {
-  /// Thread blocks of 1024 threads: at most this many SMs take part (one block cannot span two).
+  /// Thread blocks of 1024 threads: at most this many SMs take part (one block cannot span two),
+  /// twice as many for the moment a launch's successor overlaps its tail (many spans).
   /// On the GPU machine 8 already fill the PCIe link at 16 KB blocks (DESIGN.md).
   int32_t sms = 8;
   /// Spans are cut into pieces of at most this many bytes, dealt to the warps round-robin, so that
@@ -34,7 +35,8 @@ struct FlashH2DConfig {
 /// every span (pointers not null unless bytes is 0, bytes ≥ 0) before anything is enqueued; where a
 /// span's memory is not what H2DSpan says, the kernel faults. Destinations must not overlap.
 /// Many spans take several launches (their descriptors travel in the kernel parameters, so a
-/// gather captured into a CUDA graph needs no device-side list).
+/// gather captured into a CUDA graph needs no device-side list); each launch after the first starts
+/// in its predecessor's tail (programmatic dependent launch) and completes after it.
 Status flash_h2d(std::span<const H2DSpan> spans, const FlashH2DConfig& config, void* stream);
 
 }  // namespace hgca::gpu

@@ -135,6 +135,38 @@ INSTANTIATE_TEST_SUITE_P(Lists, FlashH2DSpans,
                                            SpanCase{16, 1024, 7, 100000, false}),
                          [](const auto& p) { return "case" + std::to_string(p.index); });
 
+// A gather's launches after the first may start in their predecessor's tail: a copy queued after
+// the gather must still see every span. The first launch's last piece (its 1360th span, 16 MiB on
+// one warp: milliseconds) is still being read when the second launch (a few bytes) may start.
+TEST(FlashH2D, LaterWorkOnTheStreamSeesEveryLaunch) {
+  constexpr int64_t kSmall = 16, kFirst = 1360, kLong = int64_t{1} << 24, kLast = 4;
+  const int64_t bytes = (kFirst - 1) * kSmall + kLong + kLast * kSmall;
+  HostSource src(static_cast<std::size_t>(bytes), false);
+  ASSERT_TRUE(src.ok()) << "pinned host memory unavailable";
+  std::mt19937_64 rng(11);
+  for (int64_t i = 0; i < bytes; ++i) src.host()[i] = static_cast<std::byte>(rng());
+  std::byte* dst = nullptr;
+  CUDA_OK(cudaMalloc(&dst, static_cast<std::size_t>(bytes)));
+  CUDA_OK(cudaMemset(dst, static_cast<int>(kPoison), static_cast<std::size_t>(bytes)));
+  std::vector<gpu::H2DSpan> spans;
+  int64_t at = 0;
+  for (int64_t i = 0; i < kFirst + kLast; ++i) {
+    const int64_t n = i == kFirst - 1 ? kLong : kSmall;
+    spans.push_back({src.device() + at, dst + at, n});
+    at += n;
+  }
+  cudaStream_t stream = nullptr;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const Status s = gpu::flash_h2d(spans, {1, 1 << 24}, stream);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  std::vector<std::byte> got(static_cast<std::size_t>(bytes));
+  CUDA_OK(cudaMemcpyAsync(got.data(), dst, got.size(), cudaMemcpyDeviceToHost, stream));
+  CUDA_OK(cudaStreamSynchronize(stream));
+  EXPECT_EQ(std::memcmp(got.data(), src.host(), got.size()), 0) << "the copy after the gather saw a span unwritten";
+  CUDA_OK(cudaStreamDestroy(stream));
+  CUDA_OK(cudaFree(dst));
+}
+
 TEST(FlashH2D, BadArgumentsAreNamedAndNothingIsEnqueued) {
   void* src = nullptr;
   std::byte* dst = nullptr;
