@@ -312,12 +312,14 @@ void time_merge_sets(benchmark::State& state, F&& launch, int sets = MergeSets::
       BENCH_CUDA(static_cast<cudaError_t>(hgca::bench::launch_gate(gate, s)));
     }
     float ms = 0;
-    BENCH_CUDA(hgca::bench::event_ms(s, start, stop, [&] {
+    const cudaError_t timed = hgca::bench::event_ms(s, start, stop, [&] {
       cudaError_t e = cudaSuccess;
       for (int q = 0; q < queued && e == cudaSuccess; ++q, i = (i + 1) % sets) e = static_cast<cudaError_t>(launch(i, s));
-      if (gated) open.store(1);
+      open.store(1);
       return e;
-    }, &ms));
+    }, &ms);
+    open.store(1);  // also when event_ms failed before the launches: the gate never stays shut
+    BENCH_CUDA(timed);
     state.SetIterationTime(ms / 1e3 / queued);
   }
   cudaFreeHost(gate);
