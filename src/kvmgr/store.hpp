@@ -257,10 +257,10 @@ class MirroredKv {
   /// The new rows [n_new, Hkv, D] enter the window; the oldest evict_count(n_new) entries of
   /// window ∪ new rows go to the store with `evicted_maw` [Hkv, evict] and n_ref = window size +
   /// n_new, and are selected. `blocks`: allocate_blocks(window_size(), n_new), made ahead (empty,
-  /// or made for another size: made here). Strong guarantee on bad_alloc, but for memory running out once the rows are in
-  /// (for the context caches, or selection's scratch): the entries still join the store,
-  /// unselected, the window moves on, and then StoreMemoryExhausted is thrown (nothing is lost, and
-  /// the caller reports it).
+  /// or made for another size: made here). Strong guarantee on bad_alloc, but for memory running
+  /// out once the rows are in (for the context caches, or selection's scratch): the entries still
+  /// join the store, unselected, the window moves on, and then StoreMemoryExhausted is thrown
+  /// (nothing is lost, and the caller reports it).
   void evict_and_insert(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
                         const float* evicted_maw, const SelectionParams& sel,
                         DramStore::PreparedAppend&& blocks = {});
