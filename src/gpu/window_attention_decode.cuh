@@ -204,7 +204,10 @@ __device__ __forceinline__ void cluster_finish(const KernelArgs& p, const Window
     out[3] = t.w;
   }
   if (rank == 0 && threadIdx.x < G) p.lse[q_head0 + threadIdx.x] = lse2_s[threadIdx.x] * kLn2;
-  cluster.barrier_arrive();  // done reading the other blocks' shared memory
+  // Done reading the other blocks' shared memory (every value read is used above). Relaxed: the
+  // default (release) first waits for this block's stores of o to reach memory (MEMBAR.ALL.GPU),
+  // and every block's barrier_wait below waits for this arrival (bench/results/gpu-window/finish).
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
 
   // Observations of this slice's keys: a = max over the group of exp2(s − m)·exp2(m − lse2), in
   // runs of kMaxSplitKeys (a slice may be up to kMaxClusterKeys long).
