@@ -37,7 +37,7 @@ struct Fixture {
   int32_t batch = 0, hkv = 0, window = 0;
   std::size_t ring_bytes = 0, kv_bytes = 0, ws_bytes = 0;
   int n_sets = 0;
-  hgca::gpu::WindowAttentionPath path = hgca::gpu::WindowAttentionPath::kGeneric;
+  hgca::gpu::WindowAttentionPlan plan;
   std::vector<Set> sets;
   std::vector<hgca::gpu::WindowSeq> seqs;
   float *o = nullptr, *lse = nullptr, *obs = nullptr;
@@ -108,7 +108,7 @@ struct Fixture {
       p.q = sets[0].q;
       p.k_new = sets[0].k_new;
       p.v_new = sets[0].v_new;
-      path = hgca::gpu::window_attention_path(p);
+      plan = hgca::gpu::window_attention_plan(p);
     }
     for (int r = 0; error == cudaSuccess && r < n_sets; ++r) ok(call(r), "warm-up");
     if (error == cudaSuccess) ok(cudaStreamSynchronize(stream), "warm-up sync");
@@ -183,13 +183,19 @@ void BM_WindowDecode(benchmark::State& state) {
   state.counters["calls_per_iter"] = reps;
   state.counters["workspace_MB"] = static_cast<double>(f.ws_bytes) / (1 << 20);
   // 1: the decode kernels in clusters; 0: split + combine (the generic path never serves here).
-  state.counters["cluster"] = f.path == hgca::gpu::WindowAttentionPath::kDecodeCluster ? 1 : 0;
+  state.counters["cluster"] = f.plan.path == hgca::gpu::WindowAttentionPath::kDecodeCluster ? 1 : 0;
+  state.counters["slices"] = f.plan.slices;
+  state.counters["tail_seqs"] = f.plan.tail_sequences;  // in a second launch of tail_slices
+  state.counters["tail_slices"] = f.plan.tail_slices;
 }
 
 // args: batch, Hkv, window (full, tail ≠ 0)
 BENCHMARK(BM_WindowDecode)
     ->ArgNames({"batch", "hkv", "window"})
     ->ArgsProduct({{1, 16, 64}, {32, 8, 4}, {1024, 4096, 16384}})
+    // Fewer waves of 7-slice clusters than batch 16 at G 4 (the cluster path's tail launch).
+    ->Args({8, 8, 16384})
+    ->Args({12, 8, 16384})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
     // Fixed: each iteration times `calls_per_iter` calls and reports the per-call time, so a

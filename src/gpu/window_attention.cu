@@ -267,7 +267,37 @@ const DecodeSetup& decode_setup() {
 struct DecodePlan {
   WindowAttentionPath path = WindowAttentionPath::kGeneric;
   DecodeLayout lay;
+  int32_t tail_b = 0;     ///< cluster path: the last tail_b sequences in a second launch
+  DecodeLayout tail_lay;  ///< its slices
 };
+
+/// The cluster path's tail launch. Clusters of n ≥ 4 slices start only where n slots are free in
+/// one GPC, so after the first wave they start unevenly, and a launch of a few waves ends in a tail
+/// where fewer and fewer blocks stream (goal shape: the last ~25 µs, bench/results/gpu-window/
+/// finish). A quarter of a wave's (sequence, KV head) pairs, in whole sequences from the batch's
+/// end, then go to a second launch of twice the slices (at most 16), which starts as the first
+/// one's blocks end (programmatic dependent launch) and ends in a shorter tail. Measured on the
+/// H200 (bench/results/gpu-window/tail), G 4, W 16384, 7-slice clusters: 3.8 / 3.2 / 2.5 % faster
+/// at 2 / 3 / 4 waves (batch 8 / 12 / 16); at 1- and 2-slice clusters up to 13 % slower, and from
+/// 9 waves on no gain.
+void plan_tail(int32_t group, int32_t b, int32_t hkv, int64_t max_keys,
+               const std::array<std::array<int64_t, kMaxClusterSlices + 1>, 9>& clustered,
+               DecodePlan* plan) {
+  constexpr int32_t kMinSlices = 4;
+  constexpr int64_t kMaxWaves = 4;
+  const int32_t n = plan->lay.n_split;
+  const int64_t n2 = std::min(kMaxClusterSlices, 2 * n);
+  const int64_t slots = clustered[group][n];
+  if (n < kMinSlices || n2 <= n || clustered[group][n2] <= 0 || slots <= 0) return;
+  const int64_t waves = ceil_div(int64_t{b} * hkv * n, slots);
+  const int64_t tail_b = std::max<int64_t>(1, (slots / n / 4 + hkv / 2) / hkv);
+  if (waves < 2 || waves > kMaxWaves || tail_b >= b) return;
+  plan->tail_b = static_cast<int32_t>(tail_b);
+  plan->tail_lay.n_split = static_cast<int32_t>(n2);
+  plan->tail_lay.split = static_cast<int32_t>(ceil_div(ceil_div(max_keys, kTileKeys), n2) * kTileKeys);
+  plan->tail_lay.tail_launch = 2;
+  plan->lay.tail_launch = 1;
+}
 
 /// Chooses between the cluster path (at most kMaxClusterSlices slices, no workspace) and the
 /// split + combine path (any slice count, the workspace); kGeneric when neither can serve.
@@ -290,6 +320,7 @@ cudaError_t plan_decode_t(const WindowAttentionParams& p, int32_t group, int32_t
     plan->path = WindowAttentionPath::kDecodeCluster;
     plan->lay.split = one.split;
     plan->lay.n_split = one.n_split;
+    plan_tail(group, b, hkv, max_keys, clustered, plan);
     return cudaSuccess;
   }
   plan->lay.split = two.split;
@@ -301,17 +332,46 @@ cudaError_t plan_decode_t(const WindowAttentionParams& p, int32_t group, int32_t
     plan->lay = DecodeLayout{};
     plan->lay.split = one.split;
     plan->lay.n_split = one.n_split;
+    plan_tail(group, b, hkv, max_keys, clustered, plan);
   } else {
     plan->path = WindowAttentionPath::kGeneric;
   }
   return cudaSuccess;
 }
 
+/// One launch of the cluster kernel in clusters of all the slices of a (sequence, KV head); a tail
+/// launch (tail_launch 2) as its predecessor's programmatic dependent.
+template <typename T, int D>
+cudaError_t launch_cluster(const DecodeLayout& lay, const KernelArgs& a, const SeqBatch& sb,
+                           int32_t b, cudaStream_t stream) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(lay.n_split, a.n_kv_heads, b);
+  cfg.blockDim = dim3(kernels::kDecThreads);
+  cfg.dynamicSmemBytes = kernels::decode_split_smem(lay.split, a.group, D);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[2]{};
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = lay.n_split;
+  attr[0].val.clusterDim.y = attr[0].val.clusterDim.z = 1;
+  attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[1].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = lay.tail_launch == 2 ? 2 : 1;
+  return cudaLaunchKernelEx(&cfg, kernels::decode_cluster_kernel<T, D>, a, sb, lay);
+}
+
 /// Launches a decode plan's kernels: the cluster kernel in clusters of all the slices of a
-/// (sequence, KV head), or the split kernel and the combine.
+/// (sequence, KV head), in one launch or two (plan_tail), or the split kernel and the combine.
 template <typename T, int D>
 cudaError_t launch_decode_t(const DecodePlan& plan, const KernelArgs& a, const SeqBatch& sb,
                             int32_t b, cudaStream_t stream) {
+  if (plan.path == WindowAttentionPath::kDecodeCluster && plan.tail_b > 0) {
+    if (cudaError_t e = launch_cluster<T, D>(plan.lay, a, sb, b - plan.tail_b, stream); e != cudaSuccess)
+      return e;
+    SeqBatch tail;
+    for (int32_t i = 0; i < plan.tail_b; ++i) tail.seq[i] = sb.seq[b - plan.tail_b + i];
+    return launch_cluster<T, D>(plan.tail_lay, a, tail, plan.tail_b, stream);
+  }
   const dim3 grid(plan.lay.n_split, a.n_kv_heads, b);
   const std::size_t smem = kernels::decode_split_smem(plan.lay.split, a.group, D);
   if (plan.path == WindowAttentionPath::kDecodeCombine) {
@@ -423,12 +483,20 @@ std::size_t window_attention_workspace_bytes(const WindowAttentionParams& p, int
   return best;
 }
 
-WindowAttentionPath window_attention_path(const WindowAttentionParams& p) {
-  if (p.batch <= 0 || !valid_shape(p) || p.seqs == nullptr) return WindowAttentionPath::kGeneric;
+WindowAttentionPlan window_attention_plan(const WindowAttentionParams& p) {
+  WindowAttentionPlan plan;
+  if (p.batch <= 0 || !valid_shape(p) || p.seqs == nullptr) return plan;
   Chunk ch;
-  if (plan_chunk(p, p.seqs, std::min(kMaxLaunchBatch, p.batch), &ch) != cudaSuccess)
-    return WindowAttentionPath::kGeneric;
-  return ch.plan.path;
+  if (plan_chunk(p, p.seqs, std::min(kMaxLaunchBatch, p.batch), &ch) != cudaSuccess) return plan;
+  plan.path = ch.plan.path;
+  plan.slices = ch.plan.lay.n_split;
+  plan.tail_sequences = ch.plan.tail_b;
+  plan.tail_slices = ch.plan.tail_lay.n_split;
+  return plan;
+}
+
+WindowAttentionPath window_attention_path(const WindowAttentionParams& p) {
+  return window_attention_plan(p).path;
 }
 
 int launch_window_attention(const WindowAttentionParams& p, void* stream) {

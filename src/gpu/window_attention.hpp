@@ -67,8 +67,16 @@ std::size_t window_attention_workspace_bytes(const WindowAttentionParams& p, int
 /// (every sequence brings one token) finished in thread-block clusters or by a combine kernel.
 enum class WindowAttentionPath { kGeneric, kDecodeCombine, kDecodeCluster };
 
-/// The path launch_window_attention takes for the call's first kMaxLaunchBatch sequences (it
-/// depends on the device: call it where the launch would run). kGeneric for an invalid call.
+/// How launch_window_attention runs the call's first kMaxLaunchBatch sequences (it depends on the
+/// device: ask where the launch would run).
+struct WindowAttentionPlan {
+  WindowAttentionPath path = WindowAttentionPath::kGeneric;  ///< kGeneric for an invalid call
+  int32_t slices = 0;          ///< decode: slices of each (sequence, KV head)'s keys
+  int32_t tail_sequences = 0;  ///< cluster path: the batch's last sequences in a second launch
+  int32_t tail_slices = 0;     ///< its slices per (sequence, KV head)
+};
+WindowAttentionPlan window_attention_plan(const WindowAttentionParams& p);
+/// window_attention_plan(p).path.
 WindowAttentionPath window_attention_path(const WindowAttentionParams& p);
 
 /// Enqueues the attention on `stream`; returns the CUDA error code (0: success) of the launches.

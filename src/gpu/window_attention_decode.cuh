@@ -45,6 +45,7 @@ struct DecodeLayout {
   float* part_l = nullptr;  ///< [b, Hkv, n_split, G] Σ exp2(s − m) over the slice
   float* part_o = nullptr;  ///< [b, Hkv, n_split, G, D] Σ exp2(s − m)·v over the slice
   float* scores = nullptr;  ///< [b, Hq, sc_stride] q·k·sm_scale·log2 e
+  int32_t tail_launch = 0;  ///< cluster path: 1 = a tail launch follows (PDL), 2 = this is it
 };
 
 /// The slice's statistics, one warp per head of the group: m = the max of the scores of keys
@@ -326,8 +327,8 @@ __device__ __forceinline__ void decode_slice(const KernelArgs& p, const SeqBatch
   static_assert(kTileKeys == 16 * kDecWarps, "16 keys per warp per tile");
   static_assert(kStages * kTileBytes / 4 >= kDecWarps * 8 * D + 2 * kMaxClusterSlices * 8,
                 "the stages hold the warps' rows of o and cluster_finish's scratch");
-  if constexpr (!kCluster)
-    asm volatile("griddepcontrol.launch_dependents;");  // the combine may take slots as blocks end
+  // The combine, or the cluster path's tail launch, may take slots as this launch's blocks end.
+  if (!kCluster || lay.tail_launch == 1) asm volatile("griddepcontrol.launch_dependents;");
 
   const WindowSeq s = sb.get(blockIdx.z);
   const int h = blockIdx.y, c = blockIdx.x, G = p.group;
@@ -505,6 +506,9 @@ __device__ __forceinline__ void decode_slice(const KernelArgs& p, const SeqBatch
     sum_warp_rows(red, red, G * D);  // the slice's o in red's first row
     // The stages hold the warps' rows (≤ 32 KB of 64): the rest is the finish's scratch.
     cluster_finish<D>(p, s, h, n, k0, red, sc, sc_row, slice_m, slice_l, red + kDecWarps * G * D);
+    // A tail launch ends only after the launch before it (whose sequences it does not touch), so
+    // that the stream's later work sees both complete.
+    if (lay.tail_launch == 2) asm volatile("griddepcontrol.wait;" ::: "memory");
   } else {
     sum_warp_rows(red, lay.part_o + part * D, G * D);
   }

@@ -48,6 +48,7 @@ struct Case {
   bool workspace = true;  // false: pass none (the decode path must fall back)
   bool graph = false;     // capture the call in a CUDA graph and replay it
   std::optional<WindowAttentionPath> path;  // the kernels the call must take, when it matters
+  int32_t tail_sequences = 0;  // of the plan's second launch (cluster path), checked with `path`
   uint64_t seed = 1;
   std::string name() const {
     return std::string(to_string(dtype)) + " G" + std::to_string(group) + " D" +
@@ -144,7 +145,9 @@ void run_case(const Case& c) {
   p.workspace = d_ws.p;
   p.workspace_bytes = ws;
   if (c.path) {
-    EXPECT_EQ(static_cast<int>(window_attention_path(p)), static_cast<int>(*c.path));
+    const WindowAttentionPlan plan = window_attention_plan(p);
+    EXPECT_EQ(static_cast<int>(plan.path), static_cast<int>(*c.path));
+    EXPECT_EQ(plan.tail_sequences, c.tail_sequences);
   }
 
   cudaStream_t stream;
@@ -402,6 +405,29 @@ TEST_F(WindowAttention, GraphCaptureDecodeAndAppend) {
   run_case(c);
 }
 
+/// The plan of a decode call over `b` full, wrapped windows of `w` entries (nothing launched: the
+/// plan reads only the pointers' alignment and the workspace's size).
+WindowAttentionPlan full_window_plan(DType dtype, int32_t hq, int32_t hkv, int32_t d, int32_t w,
+                                     int32_t b) {
+  std::vector<WindowSeq> seqs;
+  for (int32_t i = 0; i < b; ++i) seqs.push_back(WindowSeq{i, int64_t{i} * hkv, 1, w, w / 3 + 1, i});
+  DevBuf<std::byte> rows(256);
+  WindowAttentionParams p;
+  p.dtype = dtype;
+  p.n_q_heads = hq;
+  p.n_kv_heads = hkv;
+  p.head_dim = d;
+  p.capacity = w;
+  p.q = p.k_new = p.v_new = p.ring_k = p.ring_v = rows.p;
+  p.seqs = seqs.data();
+  p.batch = b;
+  const std::size_t ws = window_attention_workspace_bytes(p, b, w, 1);
+  DevBuf<std::byte> d_ws(ws);
+  p.workspace = d_ws.p;
+  p.workspace_bytes = d_ws.p ? ws : 0;
+  return window_attention_plan(p);
+}
+
 TEST_F(WindowAttention, PlannerTakesTheFasterPathAtBatch16) {
   // The benchmark's batch-16 shapes (bf16, D 128, Hq 32, full windows) where the planner's slack
   // decides, with the path measured faster on the H200 (bench/results/gpu-window/planner-cluster):
@@ -415,31 +441,64 @@ TEST_F(WindowAttention, PlannerTakesTheFasterPathAtBatch16) {
     int32_t hkv, window;
     WindowAttentionPath path;
   };
-  DevBuf<std::byte> rows(256);  // nothing is launched: the plan reads only the pointers' alignment
   for (const Shape& sh : {Shape{8, 16384, WindowAttentionPath::kDecodeCluster},
                           Shape{4, 16384, WindowAttentionPath::kDecodeCluster},
                           Shape{32, 4096, WindowAttentionPath::kDecodeCluster},
                           Shape{4, 4096, WindowAttentionPath::kDecodeCombine}}) {
     SCOPED_TRACE("Hkv " + std::to_string(sh.hkv) + " W " + std::to_string(sh.window));
-    std::vector<WindowSeq> seqs;
-    for (int32_t i = 0; i < 16; ++i)
-      seqs.push_back(WindowSeq{i, int64_t{i} * sh.hkv, 1, sh.window, sh.window / 3 + 1, i});
-    WindowAttentionParams p;
-    p.dtype = DType::kBFloat16;
-    p.n_q_heads = 32;
-    p.n_kv_heads = sh.hkv;
-    p.head_dim = 128;
-    p.capacity = sh.window;
-    p.q = p.k_new = p.v_new = p.ring_k = p.ring_v = rows.p;
-    p.seqs = seqs.data();
-    p.batch = 16;
-    const std::size_t ws = window_attention_workspace_bytes(p, 16, sh.window, 1);
-    DevBuf<std::byte> d_ws(ws);
-    ASSERT_NE(d_ws.p, nullptr);
-    p.workspace = d_ws.p;
-    p.workspace_bytes = ws;
-    EXPECT_EQ(static_cast<int>(window_attention_path(p)), static_cast<int>(sh.path));
+    EXPECT_EQ(static_cast<int>(full_window_plan(DType::kBFloat16, 32, sh.hkv, 128, sh.window, 16).path),
+              static_cast<int>(sh.path));
   }
+}
+
+TEST_F(WindowAttention, PlannerSplitsTheClusterTailAtBatch16) {
+  // bf16, D 128, Hq 32, full windows: only G 4 with W 16384 (4 waves of 7-slice clusters on the
+  // H200) sends its last sequence to a second launch of 14 slices (plan_tail).
+  int device = 0, sms = 0;
+  CUDA_OK(cudaGetDevice(&device));
+  CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  if (sms != 132) GTEST_SKIP() << "the plans were measured on the H200 (132 SMs), not " << sms;
+  for (int32_t hkv : {32, 8, 4}) {
+    for (int32_t w : {1024, 4096, 16384}) {
+      for (int32_t b : {1, 16, 64}) {
+        SCOPED_TRACE("batch " + std::to_string(b) + " Hkv " + std::to_string(hkv) + " W " + std::to_string(w));
+        const WindowAttentionPlan plan = full_window_plan(DType::kBFloat16, 32, hkv, 128, w, b);
+        const bool tail = hkv == 8 && w == 16384 && b == 16;
+        EXPECT_EQ(plan.tail_sequences, tail ? 1 : 0);
+        EXPECT_EQ(plan.tail_slices, tail ? 14 : 0);
+        if (tail) {
+          EXPECT_EQ(plan.slices, 7);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(WindowAttention, ClusterTailLaunchDecode) {
+  // The cluster path with its tail launch (the batch's last sequences in a second launch of more
+  // slices, started as the first one's blocks end), direct and captured in a graph: the first of
+  // these shapes whose plan takes one on this GPU.
+  Case c;
+  c.dtype = DType::kBFloat16;
+  c.group = 8;
+  c.head_dim = 64;
+  c.hkv = 4;
+  c.capacity = 6144;
+  c.path = WindowAttentionPath::kDecodeCluster;
+  for (int32_t b : {16, 24}) {
+    const WindowAttentionPlan plan =
+        full_window_plan(c.dtype, c.group * c.hkv, c.hkv, c.head_dim, c.capacity, b);
+    if (plan.path != WindowAttentionPath::kDecodeCluster || plan.tail_sequences == 0) continue;
+    c.tail_sequences = plan.tail_sequences;
+    for (int32_t i = 0; i < b; ++i) c.seqs.push_back({c.capacity, 1, (i * 977 + 5) % c.capacity});
+    c.seqs[b - 1].w = 100;  // a shorter sequence in the tail launch, a ragged one before it
+    c.seqs[b - 2].w = 3000;
+    run_case(c);
+    c.graph = true;
+    run_case(c);
+    return;
+  }
+  GTEST_SKIP() << "this GPU's plans take no tail launch for these shapes";
 }
 
 TEST_F(WindowAttention, RejectsBadShapes) {
