@@ -365,33 +365,20 @@ cudaError_t launch_cluster(const DecodeLayout& lay, const KernelArgs& a, const S
 template <typename T, int D>
 cudaError_t launch_decode_t(const DecodePlan& plan, const KernelArgs& a, const SeqBatch& sb,
                             int32_t b, cudaStream_t stream) {
-  if (plan.path == WindowAttentionPath::kDecodeCluster && plan.tail_b > 0) {
-    if (cudaError_t e = launch_cluster<T, D>(plan.lay, a, sb, b - plan.tail_b, stream); e != cudaSuccess)
-      return e;
-    SeqBatch tail;
-    for (int32_t i = 0; i < plan.tail_b; ++i) tail.seq[i] = sb.seq[b - plan.tail_b + i];
-    return launch_cluster<T, D>(plan.tail_lay, a, tail, plan.tail_b, stream);
-  }
-  const dim3 grid(plan.lay.n_split, a.n_kv_heads, b);
-  const std::size_t smem = kernels::decode_split_smem(plan.lay.split, a.group, D);
   if (plan.path == WindowAttentionPath::kDecodeCombine) {
-    kernels::decode_split_kernel<T, D>
-        <<<grid, kernels::kDecThreads, smem, stream>>>(a, sb, plan.lay);
+    const dim3 grid(plan.lay.n_split, a.n_kv_heads, b);
+    kernels::decode_split_kernel<T, D><<<grid, kernels::kDecThreads,
+                                         kernels::decode_split_smem(plan.lay.split, a.group, D),
+                                         stream>>>(a, sb, plan.lay);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
     return launch_combine(a, sb, plan.lay, grid, stream);
   }
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = grid;
-  cfg.blockDim = dim3(kernels::kDecThreads);
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = plan.lay.n_split;
-  attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, kernels::decode_cluster_kernel<T, D>, a, sb, plan.lay);
+  if (cudaError_t e = launch_cluster<T, D>(plan.lay, a, sb, b - plan.tail_b, stream);
+      e != cudaSuccess || plan.tail_b == 0)
+    return e;
+  SeqBatch tail;
+  for (int32_t i = 0; i < plan.tail_b; ++i) tail.seq[i] = sb.seq[b - plan.tail_b + i];
+  return launch_cluster<T, D>(plan.tail_lay, a, tail, plan.tail_b, stream);
 }
 
 /// Calls f.template operator()<T, D>() for the decode path's dtype (fp16 or bf16) and head dim.

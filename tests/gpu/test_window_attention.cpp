@@ -405,6 +405,15 @@ TEST_F(WindowAttention, GraphCaptureDecodeAndAppend) {
   run_case(c);
 }
 
+/// The current device's SM count (the plans depend on the device's residency).
+int multiprocessors() {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    return 0;
+  return sms;
+}
+
 /// The plan of a decode call over `b` full, wrapped windows of `w` entries (nothing launched: the
 /// plan reads only the pointers' alignment and the workspace's size).
 WindowAttentionPlan full_window_plan(DType dtype, int32_t hq, int32_t hkv, int32_t d, int32_t w,
@@ -433,9 +442,7 @@ TEST_F(WindowAttention, PlannerTakesTheFasterPathAtBatch16) {
   // decides, with the path measured faster on the H200 (bench/results/gpu-window/planner-cluster):
   // the cluster path at G 4 and G 8 with W 16384 and at G 1 with W 4096, split + combine at G 8
   // with W 4096. The plan depends on the device's residency, so other devices skip.
-  int device = 0, sms = 0;
-  CUDA_OK(cudaGetDevice(&device));
-  CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = multiprocessors();
   if (sms != 132) GTEST_SKIP() << "the plans were measured on the H200 (132 SMs), not " << sms;
   struct Shape {
     int32_t hkv, window;
@@ -454,9 +461,7 @@ TEST_F(WindowAttention, PlannerTakesTheFasterPathAtBatch16) {
 TEST_F(WindowAttention, PlannerSplitsTheClusterTailAtBatch16) {
   // bf16, D 128, Hq 32, full windows: only G 4 with W 16384 (4 waves of 7-slice clusters on the
   // H200) sends its last sequence to a second launch of 14 slices (plan_tail).
-  int device = 0, sms = 0;
-  CUDA_OK(cudaGetDevice(&device));
-  CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = multiprocessors();
   if (sms != 132) GTEST_SKIP() << "the plans were measured on the H200 (132 SMs), not " << sms;
   for (int32_t hkv : {32, 8, 4}) {
     for (int32_t w : {1024, 4096, 16384}) {
