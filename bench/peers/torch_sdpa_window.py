@@ -14,6 +14,10 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 HQ, D = 32, 128
 MIN_WORKING_SET = 256 << 20
 MAX_SETS = 64
+# Every shape's tensors stay allocated until the program ends, as hgca_bench_gpu keeps its
+# buffers: for seconds after gigabytes are freed, the next shape runs several per cent slower
+# (bench/results/gpu-window/sweep-context/).
+_KEPT = []
 
 
 def backend_for(q, k, v):
@@ -60,8 +64,7 @@ def bench(batch, hkv, window, trials=7):
             end.record()
             end.synchronize()
             times.append(start.elapsed_time(end) * 1e-3 / (inner * reps))
-    del sets
-    torch.cuda.empty_cache()
+    _KEPT.append(sets)
     times.sort()
     t = times[len(times) // 2]
     return {"batch": batch, "hkv": hkv, "window": window, "us": t * 1e6,
