@@ -194,8 +194,10 @@ void BM_WindowDecode(benchmark::State& state) {
   state.counters["sets"] = f.n_sets;
   state.counters["calls_per_iter"] = reps;
   state.counters["workspace_MB"] = static_cast<double>(f.ws_bytes) / (1 << 20);
-  // 1: the decode kernels in clusters; 0: split + combine (the generic path never serves here).
-  state.counters["cluster"] = f.plan.path == hgca::gpu::WindowAttentionPath::kDecodeCluster ? 1 : 0;
+  // 1: the decode kernels in clusters; 0: split + combine; -1: the generic path (G 16).
+  state.counters["cluster"] = f.plan.path == hgca::gpu::WindowAttentionPath::kDecodeCluster ? 1
+                              : f.plan.path == hgca::gpu::WindowAttentionPath::kDecodeCombine ? 0
+                                                                                               : -1;
   state.counters["slices"] = f.plan.slices;
   state.counters["tail_seqs"] = f.plan.tail_sequences;  // in a second launch of tail_slices
   state.counters["tail_slices"] = f.plan.tail_slices;
@@ -208,6 +210,8 @@ BENCHMARK(BM_WindowDecode)
     // Fewer waves of 7-slice clusters than batch 16 at G 4 (the cluster path's tail launch).
     ->Args({8, 8, 16384})
     ->Args({12, 8, 16384})
+    // G 16: no decode kernel takes it; the generic path with its key split.
+    ->ArgsProduct({{1, 16, 64}, {2}, {1024, 4096, 16384}})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
     // Fixed: each iteration times `calls_per_iter` calls and reports the per-call time, so a

@@ -75,7 +75,7 @@ def bench(batch, hkv, window, trials=7):
 def main():
     out = {"torch": torch.__version__, "device": torch.cuda.get_device_name(), "results": []}
     for batch in (1, 16, 64):
-        for hkv in (32, 8, 4):
+        for hkv in (32, 8, 4, 2):
             for window in (1024, 4096, 16384):
                 r = bench(batch, hkv, window)
                 out["results"].append(r)

@@ -112,6 +112,7 @@ cudaError_t generic_setup() {
     cudaFuncAttributes attr{};
     cudaError_t e = cudaFuncGetAttributes(&attr, kernels::generic_attend_kernel<T>);
     if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr, kernels::generic_observe_kernel<T>);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr, kernels::generic_combine_kernel);
     if (e == cudaSuccess) e = allow_smem(kernels::generic_attend_kernel<T>, kernels::generic_attend_smem(256));
     if (e == cudaSuccess)
       e = allow_smem(kernels::generic_observe_kernel<T>, kernels::generic_observe_smem(256));
@@ -121,16 +122,22 @@ cudaError_t generic_setup() {
 }
 
 template <typename T>
-cudaError_t launch_generic(const KernelArgs& a, const SeqBatch& sb, int32_t b, int32_t max_new,
-                           int32_t max_keys, cudaStream_t stream) {
+cudaError_t launch_generic(const KernelArgs& a, const SeqBatch& sb, const kernels::GenericSplit& sp,
+                           int32_t b, int32_t max_new, int32_t max_keys, cudaStream_t stream) {
   const std::size_t smem_a = kernels::generic_attend_smem(a.head_dim);
   const std::size_t smem_o = kernels::generic_observe_smem(a.head_dim);
   if (cudaError_t e = generic_setup<T>(); e != cudaSuccess) return e;
-  const dim3 grid_a(static_cast<unsigned>(ceil_div(int64_t{max_new} * a.group,
-                                                   kernels::kGenQueriesPerBlock)),
-                    a.n_kv_heads, b);
-  kernels::generic_attend_kernel<T><<<grid_a, kernels::kGenThreads, smem_a, stream>>>(a, sb);
+  const int64_t q_blocks = ceil_div(int64_t{max_new} * a.group, kernels::kGenQueriesPerBlock);
+  const dim3 grid_a(static_cast<unsigned>(q_blocks * sp.n_split), a.n_kv_heads, b);
+  kernels::generic_attend_kernel<T><<<grid_a, kernels::kGenThreads, smem_a, stream>>>(a, sb, sp);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  if (sp.n_split > 1) {
+    const dim3 grid_c(static_cast<unsigned>(ceil_div(int64_t{max_new} * a.n_q_heads,
+                                                     kernels::kGenThreads / 32)),
+                      1, b);
+    kernels::generic_combine_kernel<<<grid_c, kernels::kGenThreads, 0, stream>>>(a, sb, sp);
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  }
   const dim3 grid_o(static_cast<unsigned>(ceil_div(max_keys, kernels::kGenKeyTile)), a.n_kv_heads,
                     b);
   kernels::generic_observe_kernel<T><<<grid_o, kernels::kGenThreads, smem_o, stream>>>(a, sb);
@@ -402,7 +409,56 @@ struct Chunk {
   SeqBatch sb;
   int32_t b = 0, max_new = 0, max_keys = 0;
   DecodePlan plan;  ///< kGeneric unless every sequence brings one token and a decode path serves
+  kernels::GenericSplit gen;  ///< the generic path's key split
 };
+
+/// The generic path's key split for a launch of `b` sequences of ≤ max_new rows and ≤ max_keys
+/// keys: as many slices (of ≥ one key tile, ≤ kGenMaxSplits) as bring it to about
+/// kGenTargetBlocks attend blocks, two waves on a 132-SM GPU at D 128. Without a split, a decode
+/// step ran one block per (sequence, KV head) over all its keys: at G 16, batch 1, W 16384, 8.1 ms
+/// against SDPA's 26 µs. Measured on the H200 at G 16 (bench/results/gpu-window/generic-split):
+/// one-tile slices take the most off small launches (batch 1, W 1024: 140 → 57 µs against
+/// 256-key slices); a larger target or more slices moved other shapes ±12 %.
+int64_t generic_slices(int64_t b, int32_t hkv, int32_t group, int32_t max_new, int64_t max_keys) {
+  constexpr int64_t kGenTargetBlocks = 1280, kGenMaxSplits = 64;
+  const int64_t blocks = ceil_div(int64_t{max_new} * group, kernels::kGenQueriesPerBlock) * hkv * b;
+  return std::clamp<int64_t>(
+      std::min(ceil_div(kGenTargetBlocks, blocks), ceil_div(max_keys, kernels::kGenKeyTile)), 1,
+      kGenMaxSplits);
+}
+
+/// Workspace bytes of the generic split's partials for `rows` q rows.
+std::size_t generic_split_bytes(int64_t rows, int32_t hq, int32_t d, int64_t n_split) {
+  return 2 * align_up(sizeof(float) * rows * hq * n_split) +
+         align_up(sizeof(float) * rows * hq * n_split * d);
+}
+
+/// The chunk's generic split: generic_slices, fewer where the workspace holds fewer partials, none
+/// without a workspace.
+kernels::GenericSplit plan_generic(const WindowAttentionParams& p, const WindowSeq* seqs,
+                                   const Chunk& ch) {
+  kernels::GenericSplit sp;
+  int64_t n = generic_slices(ch.b, p.n_kv_heads, p.n_q_heads / p.n_kv_heads, ch.max_new, ch.max_keys);
+  int64_t row0 = INT64_MAX, row_end = 0;
+  for (int32_t i = 0; i < ch.b; ++i) {
+    row0 = std::min(row0, seqs[i].q_row);
+    row_end = std::max(row_end, seqs[i].q_row + seqs[i].n_new);
+  }
+  const int64_t rows = row_end - row0;
+  if (p.workspace == nullptr || !aligned16(p.workspace)) return sp;
+  while (n > 1 && generic_split_bytes(rows, p.n_q_heads, p.head_dim, n) > p.workspace_bytes) --n;
+  if (n <= 1) return sp;
+  sp.split = static_cast<int32_t>(ceil_div(ceil_div(ch.max_keys, n), kernels::kGenKeyTile) *
+                                  kernels::kGenKeyTile);
+  sp.n_split = static_cast<int32_t>(ceil_div(ch.max_keys, sp.split));
+  sp.row0 = static_cast<int32_t>(row0);
+  const std::size_t ml = align_up(sizeof(float) * rows * p.n_q_heads * sp.n_split);
+  auto* base = static_cast<char*>(p.workspace);
+  sp.part_m = reinterpret_cast<float*>(base);
+  sp.part_l = reinterpret_cast<float*>(base + ml);
+  sp.part_o = reinterpret_cast<float*>(base + 2 * ml);
+  return sp;
+}
 
 cudaError_t plan_chunk(const WindowAttentionParams& p, const WindowSeq* seqs, int32_t b,
                        Chunk* ch) {
@@ -419,10 +475,14 @@ cudaError_t plan_chunk(const WindowAttentionParams& p, const WindowSeq* seqs, in
     ch->max_keys = std::max(ch->max_keys, s.w + s.n_new);
     decode = decode && s.n_new == 1;
   }
-  if (!decode) return cudaSuccess;
-  return dispatch_decode(p, [&]<typename T, int D>() {
-    return plan_decode_t<T, D>(p, p.n_q_heads / p.n_kv_heads, b, ch->max_keys, &ch->plan);
-  });
+  if (decode) {
+    const cudaError_t e = dispatch_decode(p, [&]<typename T, int D>() {
+      return plan_decode_t<T, D>(p, p.n_q_heads / p.n_kv_heads, b, ch->max_keys, &ch->plan);
+    });
+    if (e != cudaSuccess) return e;
+  }
+  if (ch->plan.path == WindowAttentionPath::kGeneric) ch->gen = plan_generic(p, seqs, *ch);
+  return cudaSuccess;
 }
 
 cudaError_t launch_chunk(const WindowAttentionParams& p, const KernelArgs& a, const WindowSeq* seqs,
@@ -434,12 +494,13 @@ cudaError_t launch_chunk(const WindowAttentionParams& p, const KernelArgs& a, co
       return launch_decode_t<T, D>(ch.plan, a, ch.sb, b, stream);
     });
   switch (p.dtype) {
-    case DType::kFloat16: return launch_generic<__half>(a, ch.sb, b, ch.max_new, ch.max_keys, stream);
+    case DType::kFloat16:
+      return launch_generic<__half>(a, ch.sb, ch.gen, b, ch.max_new, ch.max_keys, stream);
     case DType::kBFloat16:
-      return launch_generic<__nv_bfloat16>(a, ch.sb, b, ch.max_new, ch.max_keys, stream);
+      return launch_generic<__nv_bfloat16>(a, ch.sb, ch.gen, b, ch.max_new, ch.max_keys, stream);
     case DType::kFloat32: break;
   }
-  return launch_generic<float>(a, ch.sb, b, ch.max_new, ch.max_keys, stream);
+  return launch_generic<float>(a, ch.sb, ch.gen, b, ch.max_new, ch.max_keys, stream);
 }
 
 bool valid_shape(const WindowAttentionParams& p) {
@@ -454,18 +515,23 @@ bool valid_shape(const WindowAttentionParams& p) {
 std::size_t window_attention_workspace_bytes(const WindowAttentionParams& p, int64_t total_new,
                                              int32_t max_w, int32_t max_new) {
   (void)total_new;
-  (void)max_new;  // any launch whose sequences all bring one token takes the decode path
-  if (!valid_shape(p) || !decode_dtype_and_dim(p) || max_w < 0) return 0;
-  // The largest decode layout of any launch of ≤ min(batch, 128) sequences (128 when batch is
-  // not set) of ≤ max_w + 1 keys. The generic path needs no workspace.
+  (void)max_new;  // appends split their keys as far as a decode launch's workspace holds
+  if (!valid_shape(p) || max_w < 0) return 0;
+  // The largest layout of any decode launch of ≤ min(batch, 128) sequences (128 when batch is not
+  // set) of ≤ max_w + 1 keys: the decode path's where it serves, the generic path's key split.
   const int64_t max_keys = int64_t{max_w} + 1;
   const int32_t b_max = p.batch > 0 ? std::min(p.batch, kMaxLaunchBatch) : kMaxLaunchBatch;
+  const bool decode = decode_dtype_and_dim(p);
   std::size_t best = 0;
   for (int32_t b = 1; b <= b_max; ++b) {
-    const DecodeSizes z = decode_sizes(b, p.n_q_heads, p.n_kv_heads, p.head_dim,
-                                       max_splits(b, p.n_kv_heads, max_keys),
-                                       (max_keys + 3) / 4 * 4);
-    best = std::max(best, z.total);
+    if (decode) {
+      const DecodeSizes z = decode_sizes(b, p.n_q_heads, p.n_kv_heads, p.head_dim,
+                                         max_splits(b, p.n_kv_heads, max_keys),
+                                         (max_keys + 3) / 4 * 4);
+      best = std::max(best, z.total);
+    }
+    const int64_t n = generic_slices(b, p.n_kv_heads, p.n_q_heads / p.n_kv_heads, 1, max_keys);
+    if (n > 1) best = std::max(best, generic_split_bytes(b, p.n_q_heads, p.head_dim, n));
   }
   return best;
 }
@@ -476,7 +542,7 @@ WindowAttentionPlan window_attention_plan(const WindowAttentionParams& p) {
   Chunk ch;
   if (plan_chunk(p, p.seqs, std::min(kMaxLaunchBatch, p.batch), &ch) != cudaSuccess) return plan;
   plan.path = ch.plan.path;
-  plan.slices = ch.plan.lay.n_split;
+  plan.slices = ch.plan.path == WindowAttentionPath::kGeneric ? ch.gen.n_split : ch.plan.lay.n_split;
   plan.tail_sequences = ch.plan.tail_b;
   plan.tail_slices = ch.plan.tail_lay.n_split;
   return plan;

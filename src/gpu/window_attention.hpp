@@ -71,7 +71,7 @@ enum class WindowAttentionPath { kGeneric, kDecodeCombine, kDecodeCluster };
 /// device: ask where the launch would run).
 struct WindowAttentionPlan {
   WindowAttentionPath path = WindowAttentionPath::kGeneric;  ///< kGeneric for an invalid call
-  int32_t slices = 0;          ///< decode: slices of each (sequence, KV head)'s keys
+  int32_t slices = 0;  ///< slices of each (sequence, KV head)'s keys (generic: per query block)
   int32_t tail_sequences = 0;  ///< cluster path: the batch's last sequences in a second launch
   int32_t tail_slices = 0;     ///< its slices per (sequence, KV head)
 };

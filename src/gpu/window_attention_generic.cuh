@@ -1,7 +1,9 @@
 // The generic window attention path: any dtype, any head dim (multiple of 8, ≤ 256), any group,
 // any number of new tokens. Two kernels: attend (online softmax over key tiles, writes o and LSE),
 // then observe (recomputes each key's scores against every row that sees it and turns them into
-// the MAW observation a = max over the group of the mean over rows of exp(s − lse)).
+// the MAW observation a = max over the group of the mean over rows of exp(s − lse)). Where few
+// query blocks would leave the GPU idle (decode: one per (sequence, KV head)), attend splits each
+// block's keys into slices and a combine kernel merges the slices' partial results by their LSE.
 #pragma once
 
 #include "gpu/window_attention_common.cuh"
@@ -13,6 +15,18 @@ inline constexpr int kGenQueriesPerWarp = 2;
 inline constexpr int kGenQueriesPerBlock = 16;  // (row, group head) pairs of one KV head
 inline constexpr int kGenKeyTile = 32;          // one key per lane
 inline constexpr int kGenMaxDimPerLane = 8;     // 256 / 32
+
+/// The attend kernel's key split. Block x takes query block x / n_split and the keys
+/// [c·split, (c + 1)·split) of its rows, c = x % n_split. With n_split 1 it writes o and the LSE;
+/// otherwise its rows' unnormalized partials, which generic_combine_kernel merges.
+struct GenericSplit {
+  int32_t n_split = 1;
+  int32_t split = 0;  ///< keys per slice, whole key tiles
+  int32_t row0 = 0;   ///< the launch's first q row: partial rows count from it
+  float* part_m = nullptr;  ///< [rows, Hq, n_split] the slice's max score (base 2), −∞ if it has none
+  float* part_l = nullptr;  ///< [rows, Hq, n_split] Σ exp2(s − m) over the slice
+  float* part_o = nullptr;  ///< [rows, Hq, n_split, D] Σ exp2(s − m)·v over the slice
+};
 
 /// Dynamic shared memory of generic_attend_kernel for head dim d.
 inline std::size_t generic_attend_smem(int d) {
@@ -48,13 +62,16 @@ __device__ __forceinline__ void load_kv_tile(const KernelArgs& p, const WindowSe
   }
 }
 
-/// Grid (query blocks, Hkv, sequences). Block x takes the queries [16x, 16x + 16) of the
-/// sequence's (row, group head) pairs of KV head y, flattened row-major (row r, head g → r·G + g).
+/// Grid (query blocks × slices, Hkv, sequences). Query block x takes the queries [16x, 16x + 16)
+/// of the sequence's (row, group head) pairs of KV head y, flattened row-major (row r, head g →
+/// r·G + g).
 template <typename T>
-__global__ void __launch_bounds__(kGenThreads) generic_attend_kernel(KernelArgs p, SeqBatch sb) {
+__global__ void __launch_bounds__(kGenThreads) generic_attend_kernel(KernelArgs p, SeqBatch sb,
+                                                                     GenericSplit sp) {
   const WindowSeq s = sb.get(blockIdx.z);
   const int h = blockIdx.y, G = p.group, d = p.head_dim;
-  const int q0 = blockIdx.x * kGenQueriesPerBlock;
+  const int c = blockIdx.x % sp.n_split;
+  const int q0 = blockIdx.x / sp.n_split * kGenQueriesPerBlock;
   const int nq_all = s.n_new * G;
   if (q0 >= nq_all) return;
   const int nq = min(kGenQueriesPerBlock, nq_all - q0);
@@ -87,10 +104,15 @@ __global__ void __launch_bounds__(kGenThreads) generic_attend_kernel(KernelArgs 
   }
   const int last_row = (q0 + nq - 1) / G;
   const int n_keys = s.w + last_row + 1;  // keys the block's last row sees
+  const int k_end = sp.n_split == 1 ? n_keys : min(n_keys, (c + 1) * sp.split);
+  if (sp.n_split > 1) {
+#pragma unroll
+    for (int a = 0; a < kGenQueriesPerWarp; ++a) visible[a] = min(visible[a], k_end);
+  }
 
-  for (int kt = 0; kt < n_keys; kt += kGenKeyTile) {
+  for (int kt = sp.n_split == 1 ? 0 : c * sp.split; kt < k_end; kt += kGenKeyTile) {
     __syncthreads();
-    load_kv_tile<T>(p, s, h, kt, n_keys, k_s, v_s);
+    load_kv_tile<T>(p, s, h, kt, k_end, k_s, v_s);
     __syncthreads();
     float sc[kGenQueriesPerWarp] = {};
     const float* krow = k_s + lane * (d + 1);
@@ -131,6 +153,19 @@ __global__ void __launch_bounds__(kGenThreads) generic_attend_kernel(KernelArgs 
     if (qidx[a] >= nq) continue;
     const int r = (q0 + qidx[a]) / G, g = (q0 + qidx[a]) % G;
     const int64_t row = (s.q_row + r) * p.n_q_heads + h * G + g;
+    if (sp.n_split > 1) {  // a slice the row cannot see leaves m = −∞, l = 0, o = 0
+      const int64_t part = (row - static_cast<int64_t>(sp.row0) * p.n_q_heads) * sp.n_split + c;
+#pragma unroll
+      for (int e = 0; e < kGenMaxDimPerLane; ++e) {
+        const int dd = e * 32 + lane;
+        if (dd < d) sp.part_o[part * d + dd] = acc[a][e];
+      }
+      if (lane == 0) {
+        sp.part_m[part] = m[a];
+        sp.part_l[part] = l[a];
+      }
+      continue;
+    }
     const float inv = 1.0f / l[a];  // every row sees at least key 0: l > 0
 #pragma unroll
     for (int e = 0; e < kGenMaxDimPerLane; ++e) {
@@ -139,6 +174,33 @@ __global__ void __launch_bounds__(kGenThreads) generic_attend_kernel(KernelArgs 
     }
     if (lane == 0) p.lse[row] = (m[a] + log2f(l[a])) * kLn2;
   }
+}
+
+/// Grid (row-head pairs / 8, 1, sequences): one warp per (new row r, query head) of the sequence
+/// merges its slices' partials into o and the LSE: with M = max m_c, o = Σ 2^(m_c − M)·o_c /
+/// Σ 2^(m_c − M)·l_c, exactly the softmax over all the row's keys.
+__global__ void __launch_bounds__(kGenThreads) generic_combine_kernel(KernelArgs p, SeqBatch sb,
+                                                                      GenericSplit sp) {
+  const WindowSeq s = sb.get(blockIdx.z);
+  const int lane = threadIdx.x & 31, d = p.head_dim;
+  const int pair = blockIdx.x * (kGenThreads / 32) + (threadIdx.x >> 5);
+  if (pair >= s.n_new * p.n_q_heads) return;
+  const int64_t row = s.q_row * p.n_q_heads + pair;  // (row s.q_row + r, head) flattened
+  const int64_t part0 = (row - static_cast<int64_t>(sp.row0) * p.n_q_heads) * sp.n_split;
+  float mx = -INFINITY;
+  for (int c = lane; c < sp.n_split; c += 32) mx = fmaxf(mx, sp.part_m[part0 + c]);
+  mx = warp_max(mx);  // finite: slice 0 holds key 0, which every row sees
+  float l = 0.0f;
+  for (int c = lane; c < sp.n_split; c += 32) l += sp.part_l[part0 + c] * exp2f(sp.part_m[part0 + c] - mx);
+  l = warp_sum(l);
+  const float inv = 1.0f / l;
+  for (int e = lane; e < d; e += 32) {
+    float acc = 0.0f;
+    for (int c = 0; c < sp.n_split; ++c)
+      acc = fmaf(exp2f(sp.part_m[part0 + c] - mx), sp.part_o[(part0 + c) * d + e], acc);
+    p.o[row * d + e] = acc * inv;
+  }
+  if (lane == 0) p.lse[row] = (mx + log2f(l)) * kLn2;
 }
 
 /// Grid (key tiles of 32, Hkv, sequences). For each key of the tile: a = max over g of
@@ -166,28 +228,48 @@ __global__ void __launch_bounds__(kGenThreads) generic_observe_kernel(KernelArgs
   const int j = kt + lane;
   const int r_first = max(0, kt - s.w);  // earlier rows see no key of this tile
   const float* krow = k_s + lane * (d + 1);
-  float best = 0.0f;
-  for (int g = 0; g < G; ++g) {
-    float sum = 0.0f;
-    for (int r = r_first + warp; r < s.n_new; r += kWarps) {
-      const int64_t row = (s.q_row + r) * p.n_q_heads + h * G + g;
-      __syncwarp();
-      for (int e = lane; e < d; e += 32) q_w[e] = to_f(q[row * d + e]) * p.scale2;
-      __syncwarp();
-      float dot = 0.0f;
-      for (int e = 0; e < d; ++e) dot = fmaf(q_w[e], krow[e], dot);
-      const float lse2 = p.lse[row] * kLog2e;
-      if (j < s.w + r + 1 && j < n_keys) sum += exp2f(dot - lse2);
+  // Σ_r exp2(s − lse2) of this lane's key over rows r of group head g.
+  auto row_sum = [&](int g, int r) {
+    const int64_t row = (s.q_row + r) * p.n_q_heads + h * G + g;
+    __syncwarp();
+    for (int e = lane; e < d; e += 32) q_w[e] = to_f(q[row * d + e]) * p.scale2;
+    __syncwarp();
+    float dot[4] = {};  // d is a multiple of 8: four independent chains
+    for (int e = 0; e < d; e += 4) {
+#pragma unroll
+      for (int u = 0; u < 4; ++u) dot[u] = fmaf(q_w[e + u], krow[e + u], dot[u]);
     }
-    red[warp * 32 + lane] = sum;
+    const float lse2 = p.lse[row] * kLog2e;
+    return j < s.w + r + 1 && j < n_keys ? exp2f((dot[0] + dot[1]) + (dot[2] + dot[3]) - lse2) : 0.0f;
+  };
+  float best = 0.0f;
+  if (s.n_new - r_first >= kWarps) {  // many rows (prefill): the warps split each head's rows
+    for (int g = 0; g < G; ++g) {
+      float sum = 0.0f;
+      for (int r = r_first + warp; r < s.n_new; r += kWarps) sum += row_sum(g, r);
+      red[warp * 32 + lane] = sum;
+      __syncthreads();
+      if (warp == 0) {
+        float tot = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) tot += red[w * 32 + lane];
+        best = fmaxf(best, tot);
+      }
+      __syncthreads();
+    }
+  } else {  // few rows (decode): the warps split the group's heads, each summing all rows
+    float own = 0.0f;
+    for (int g = warp; g < G; g += kWarps) {
+      float sum = 0.0f;
+      for (int r = r_first; r < s.n_new; ++r) sum += row_sum(g, r);
+      own = fmaxf(own, sum);
+    }
+    red[warp * 32 + lane] = own;
     __syncthreads();
     if (warp == 0) {
-      float tot = 0.0f;
 #pragma unroll
-      for (int w = 0; w < kWarps; ++w) tot += red[w * 32 + lane];
-      best = fmaxf(best, tot);
+      for (int w = 0; w < kWarps; ++w) best = fmaxf(best, red[w * 32 + lane]);
     }
-    __syncthreads();
   }
   if (warp == 0 && j < n_keys) {
     const float a = best * (1.0f / static_cast<float>(s.n_new));

@@ -49,6 +49,7 @@ struct Case {
   bool graph = false;     // capture the call in a CUDA graph and replay it
   std::optional<WindowAttentionPath> path;  // the kernels the call must take, when it matters
   int32_t tail_sequences = 0;  // of the plan's second launch (cluster path), checked with `path`
+  int32_t min_slices = 0;      // the plan's slices at least this many, checked with `path`
   uint64_t seed = 1;
   std::string name() const {
     return std::string(to_string(dtype)) + " G" + std::to_string(group) + " D" +
@@ -148,6 +149,7 @@ void run_case(const Case& c) {
     const WindowAttentionPlan plan = window_attention_plan(p);
     EXPECT_EQ(static_cast<int>(plan.path), static_cast<int>(*c.path));
     EXPECT_EQ(plan.tail_sequences, c.tail_sequences);
+    EXPECT_GE(plan.slices, c.min_slices);
   }
 
   cudaStream_t stream;
@@ -383,6 +385,49 @@ TEST_F(WindowAttention, DecodeWithoutWorkspace) {
   c.capacity = 16 * 3072;  // with the new token, one key more than 16 of the longest slices hold
   c.seqs = {{c.capacity, 1, 7}};
   c.path = WindowAttentionPath::kGeneric;
+  run_case(c);
+}
+
+TEST_F(WindowAttention, GenericPathSplitsLongKeys) {
+  // Shapes no decode kernel takes (G > 8, a head dim other than 64/128/256, fp32) split each
+  // query block's keys into slices and merge them by LSE. Ragged windows, one empty (its new key
+  // falls in slice 0, the rest of its slices see nothing) and one wrapped at the last slot.
+  Case c;
+  c.dtype = DType::kBFloat16;
+  c.group = 16;
+  c.head_dim = 128;
+  c.hkv = 2;
+  c.capacity = 3000;
+  c.seqs = {{3000, 1, 1234}, {2999, 1, 2999}, {100, 1, 0}, {0, 1, 0}};
+  c.path = WindowAttentionPath::kGeneric;
+  c.min_slices = 2;
+  run_case(c);
+  c.graph = true;  // the combine is captured with the attend and observe kernels
+  run_case(c);
+  c.graph = false;
+  // A short append: rows r see keys [0, w + r + 1), cut by the slices' ends; the workspace of a
+  // decode launch of two sequences holds fewer slices than the planner would like.
+  c.seqs = {{3000, 3, 5}, {40, 2, 0}};
+  run_case(c);
+  c.group = 12;
+  c.hkv = 1;
+  c.capacity = 1000;
+  c.seqs = {{1000, 1, 999}, {1, 1, 0}};
+  run_case(c);
+  c.dtype = DType::kFloat16;
+  c.group = 1;
+  c.head_dim = 24;
+  c.hkv = 4;
+  c.capacity = 2000;
+  c.seqs = {{2000, 1, 17}, {1500, 1, 1999}};
+  run_case(c);
+  c.dtype = DType::kFloat32;
+  c.group = 4;
+  c.head_dim = 64;
+  run_case(c);
+  // Without a workspace: one block per query block over all its keys, as before the split.
+  c.workspace = false;
+  c.min_slices = 1;
   run_case(c);
 }
 

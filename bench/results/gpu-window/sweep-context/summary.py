@@ -32,5 +32,6 @@ for key in sorted(ours):
         line += f"{'-':>8} {'-':>6}  {'':20} "
     line += f"{statistics.median(t for _, t in ours[key]):9.2f}"
     print(line)
-print(f"lowest ratio of medians: {worst_goal:.3f} at Hkv 32 and 8 (the issue's shapes), "
-      f"{worst:.3f} over all")
+if worst_goal is not None:
+    print(f"lowest ratio of medians: {worst_goal:.3f} at Hkv 32 and 8 (the issue's shapes), "
+          f"{worst:.3f} over all")
