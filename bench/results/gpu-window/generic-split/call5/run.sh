@@ -1,0 +1,27 @@
+#!/bin/bash
+# Session 18, generic-split call 5: the committed form (one-tile slices at the least). The whole GPU
+# suite and the model tests; memcheck and racecheck of the new test; the G 16 (Hq 32, Hkv 2) decode
+# shapes: hgca_bench_gpu_base (main cc0b4ef, no split, with call0-exp-g16.patch for the shapes),
+# hgca_bench_gpu (this change) and SDPA, alternated, 3 rounds.
+D=.device; export LD_LIBRARY_PATH=$PWD/$D/lib
+mkdir -p /work/main && ln -sfn $PWD/$D/shared /work/shared
+B=$D/bin; R=$(mktemp -d)
+timeout 300 $B/hgca_gpu_tests > $R/gpu_tests.log 2>&1; echo "gpu_tests rc=$?"
+grep -E "^\[  FAILED|PASSED|SKIPPED \]|tests ran" $R/gpu_tests.log | head -8
+timeout 60 $B/hgca_gpu_model_tests > $R/gpu_model.log 2>&1; echo "model rc=$?"; grep -E "FAILED|PASSED" $R/gpu_model.log | head -3
+for t in memcheck racecheck; do
+  timeout 200 compute-sanitizer --tool $t $B/hgca_gpu_tests --gtest_filter='WindowAttention.GenericPathSplitsLongKeys' > $R/$t.log 2>&1
+  echo "$t rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" $R/$t.log | head -3
+done
+F='WindowDecode/batch:[0-9]+/hkv:2/'
+for r in 1 2 3; do
+  timeout 200 $B/hgca_bench_gpu_base --benchmark_filter="$F" --benchmark_format=json --benchmark_out=$R/base_round$r.json > /dev/null 2>>$R/stderr.txt
+  timeout 120 $B/hgca_bench_gpu --benchmark_filter="$F" --benchmark_format=json --benchmark_out=$R/hgca_round$r.json > /dev/null 2>>$R/stderr.txt
+  timeout 200 python3 - > $R/sdpa_round$r.json 2>>$R/stderr.txt <<'PY'
+import json, sys
+sys.path.insert(0, "bench/peers"); import torch_sdpa_window as t
+print(json.dumps({"results": [t.bench(b, 2, w) for b in (1, 16, 64) for w in (1024, 4096, 16384)]}))
+PY
+done
+python3 bench/results/gpu-window/generic-split/summary.py $R | tee $R/summary.txt
+tar -C $R -czf $OUT/results.tgz .
