@@ -3,15 +3,8 @@
 # session's main). The whole GPU suite and the model tests; memcheck and racecheck of the new test;
 # the G 16 (Hq 32, Hkv 2) decode shapes against SDPA, alternated, 3 rounds.
 D=.device; export LD_LIBRARY_PATH=$PWD/$D/lib
-mkdir -p /work/main && ln -sfn $PWD/$D/shared /work/shared
 B=$D/bin; R=$(mktemp -d)
-timeout 300 $B/hgca_gpu_tests > $R/gpu_tests.log 2>&1; echo "gpu_tests rc=$?"
-grep -E "^\[  FAILED|PASSED|SKIPPED \]|tests ran" $R/gpu_tests.log | head -8
-timeout 60 $B/hgca_gpu_model_tests > $R/gpu_model.log 2>&1; echo "model rc=$?"; grep -E "FAILED|PASSED" $R/gpu_model.log | head -3
-for t in memcheck racecheck; do
-  timeout 200 compute-sanitizer --tool $t $B/hgca_gpu_tests --gtest_filter='WindowAttention.GenericPathSplitsLongKeys' > $R/$t.log 2>&1
-  echo "$t rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" $R/$t.log | head -3
-done
+. bench/results/gpu-window/generic-split/tests.sh
 for r in 1 2 3; do
   timeout 120 $B/hgca_bench_gpu --benchmark_filter='WindowDecode/batch:[0-9]+/hkv:2/' --benchmark_format=json \
     --benchmark_out=$R/hgca_round$r.json > /dev/null 2>>$R/stderr.txt

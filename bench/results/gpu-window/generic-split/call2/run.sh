@@ -1,25 +1,4 @@
 #!/bin/bash
-# Session 18, generic-split call 2: call 1 plus the observe kernel split over the group's heads where a tile has fewer rows than warps (working tree on top of the
-# session's main). The whole GPU suite and the model tests; memcheck and racecheck of the new test;
-# the G 16 (Hq 32, Hkv 2) decode shapes against SDPA, alternated, 3 rounds.
-D=.device; export LD_LIBRARY_PATH=$PWD/$D/lib
-mkdir -p /work/main && ln -sfn $PWD/$D/shared /work/shared
-B=$D/bin; R=$(mktemp -d)
-timeout 300 $B/hgca_gpu_tests > $R/gpu_tests.log 2>&1; echo "gpu_tests rc=$?"
-grep -E "^\[  FAILED|PASSED|SKIPPED \]|tests ran" $R/gpu_tests.log | head -8
-timeout 60 $B/hgca_gpu_model_tests > $R/gpu_model.log 2>&1; echo "model rc=$?"; grep -E "FAILED|PASSED" $R/gpu_model.log | head -3
-for t in memcheck racecheck; do
-  timeout 200 compute-sanitizer --tool $t $B/hgca_gpu_tests --gtest_filter='WindowAttention.GenericPathSplitsLongKeys' > $R/$t.log 2>&1
-  echo "$t rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" $R/$t.log | head -3
-done
-for r in 1 2 3; do
-  timeout 120 $B/hgca_bench_gpu --benchmark_filter='WindowDecode/batch:[0-9]+/hkv:2/' --benchmark_format=json \
-    --benchmark_out=$R/hgca_round$r.json > /dev/null 2>>$R/stderr.txt
-  timeout 200 python3 - > $R/sdpa_round$r.json 2>>$R/stderr.txt <<'PY'
-import json, sys
-sys.path.insert(0, "bench/peers"); import torch_sdpa_window as t
-print(json.dumps({"results": [t.bench(b, 2, w) for b in (1, 16, 64) for w in (1024, 4096, 16384)]}))
-PY
-done
-python3 bench/results/gpu-window/sweep-context/summary.py $R | grep -v "lowest" | awk 'NR == 1 || $2 == 2' | tee $R/summary.txt
-tar -C $R -czf $OUT/results.tgz .
+# Session 18, generic-split call 2: call 1 plus the observe kernel split over the group's heads
+# where a tile has fewer rows than warps. The same commands as call 1, with this call's binaries.
+exec bash bench/results/gpu-window/generic-split/call1/run.sh

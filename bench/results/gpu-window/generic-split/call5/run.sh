@@ -4,15 +4,8 @@
 # shapes: hgca_bench_gpu_base (main cc0b4ef, no split, with call0-exp-g16.patch for the shapes),
 # hgca_bench_gpu (this change) and SDPA, alternated, 3 rounds.
 D=.device; export LD_LIBRARY_PATH=$PWD/$D/lib
-mkdir -p /work/main && ln -sfn $PWD/$D/shared /work/shared
 B=$D/bin; R=$(mktemp -d)
-timeout 300 $B/hgca_gpu_tests > $R/gpu_tests.log 2>&1; echo "gpu_tests rc=$?"
-grep -E "^\[  FAILED|PASSED|SKIPPED \]|tests ran" $R/gpu_tests.log | head -8
-timeout 60 $B/hgca_gpu_model_tests > $R/gpu_model.log 2>&1; echo "model rc=$?"; grep -E "FAILED|PASSED" $R/gpu_model.log | head -3
-for t in memcheck racecheck; do
-  timeout 200 compute-sanitizer --tool $t $B/hgca_gpu_tests --gtest_filter='WindowAttention.GenericPathSplitsLongKeys' > $R/$t.log 2>&1
-  echo "$t rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" $R/$t.log | head -3
-done
+. bench/results/gpu-window/generic-split/tests.sh
 F='WindowDecode/batch:[0-9]+/hkv:2/'
 for r in 1 2 3; do
   timeout 200 $B/hgca_bench_gpu_base --benchmark_filter="$F" --benchmark_format=json --benchmark_out=$R/base_round$r.json > /dev/null 2>>$R/stderr.txt
