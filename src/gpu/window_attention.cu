@@ -132,9 +132,7 @@ cudaError_t launch_generic(const KernelArgs& a, const SeqBatch& sb, const kernel
   kernels::generic_attend_kernel<T><<<grid_a, kernels::kGenThreads, smem_a, stream>>>(a, sb, sp);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   if (sp.n_split > 1) {
-    const dim3 grid_c(static_cast<unsigned>(ceil_div(int64_t{max_new} * a.n_q_heads,
-                                                     kernels::kGenThreads / 32)),
-                      1, b);
+    const dim3 grid_c(static_cast<unsigned>(int64_t{max_new} * a.n_q_heads), 1, b);
     kernels::generic_combine_kernel<<<grid_c, kernels::kGenThreads, 0, stream>>>(a, sb, sp);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   }
@@ -413,18 +411,19 @@ struct Chunk {
 };
 
 /// The generic path's key split for a launch of `b` sequences of ≤ max_new rows and ≤ max_keys
-/// keys: as many slices (of ≥ one key tile, ≤ kGenMaxSplits) as bring it to about
+/// keys: as many slices (of ≥ one key tile, ≤ kernels::kGenMaxSplits) as bring it to about
 /// kGenTargetBlocks attend blocks, two waves on a 132-SM GPU at D 128. Without a split, a decode
 /// step ran one block per (sequence, KV head) over all its keys: at G 16, batch 1, W 16384, 8.1 ms
 /// against SDPA's 26 µs. Measured on the H200 at G 16 (bench/results/gpu-window/generic-split):
 /// one-tile slices take the most off small launches (batch 1, W 1024: 140 → 57 µs against
-/// 256-key slices); a larger target or more slices moved other shapes ±12 %.
+/// 256-key slices), 128 slices rather than 64 off long windows (batch 1, W 16384: 199 → 148 µs);
+/// a larger target moved other shapes ±12 %.
 int64_t generic_slices(int64_t b, int32_t hkv, int32_t group, int32_t max_new, int64_t max_keys) {
-  constexpr int64_t kGenTargetBlocks = 1280, kGenMaxSplits = 64;
+  constexpr int64_t kGenTargetBlocks = 1280;
   const int64_t blocks = ceil_div(int64_t{max_new} * group, kernels::kGenQueriesPerBlock) * hkv * b;
   return std::clamp<int64_t>(
       std::min(ceil_div(kGenTargetBlocks, blocks), ceil_div(max_keys, kernels::kGenKeyTile)), 1,
-      kGenMaxSplits);
+      kernels::kGenMaxSplits);
 }
 
 /// Workspace bytes of the generic split's partials for `rows` q rows.
