@@ -6,15 +6,4 @@
 D=.device; export LD_LIBRARY_PATH=$PWD/$D/lib
 B=$D/bin; R=$(mktemp -d)
 . bench/results/gpu-window/generic-split/tests.sh
-F='WindowDecode/batch:[0-9]+/hkv:2/'
-for r in 1 2 3; do
-  timeout 200 $B/hgca_bench_gpu_base --benchmark_filter="$F" --benchmark_format=json --benchmark_out=$R/base_round$r.json > /dev/null 2>>$R/stderr.txt
-  timeout 120 $B/hgca_bench_gpu --benchmark_filter="$F" --benchmark_format=json --benchmark_out=$R/hgca_round$r.json > /dev/null 2>>$R/stderr.txt
-  timeout 200 python3 - > $R/sdpa_round$r.json 2>>$R/stderr.txt <<'PY'
-import json, sys
-sys.path.insert(0, "bench/peers"); import torch_sdpa_window as t
-print(json.dumps({"results": [t.bench(b, 2, w) for b in (1, 16, 64) for w in (1024, 4096, 16384)]}))
-PY
-done
-python3 bench/results/gpu-window/generic-split/summary.py $R | tee $R/summary.txt
-tar -C $R -czf $OUT/results.tgz .
+. bench/results/gpu-window/generic-split/g16.sh base:hgca_bench_gpu_base hgca:hgca_bench_gpu
