@@ -250,8 +250,9 @@ __global__ void __launch_bounds__(kGenThreads) generic_observe_kernel(KernelArgs
   const int j = kt + lane;
   const int r_first = max(0, kt - s.w);  // earlier rows see no key of this tile
   const float* krow = k_s + lane * (d + 1);
-  // Σ_r exp2(s − lse2) of this lane's key over rows r of group head g.
-  auto row_sum = [&](int g, int r) {
+  // The softmax weight exp2(s − lse2) of this lane's key in row r of group head g (0 where the
+  // row does not see it).
+  auto weight = [&](int g, int r) {
     const int64_t row = (s.q_row + r) * p.n_q_heads + h * G + g;
     __syncwarp();
     for (int e = lane; e < d; e += 32) q_w[e] = to_f(q[row * d + e]) * p.scale2;
@@ -268,7 +269,7 @@ __global__ void __launch_bounds__(kGenThreads) generic_observe_kernel(KernelArgs
   if (s.n_new - r_first >= kWarps) {  // many rows (prefill): the warps split each head's rows
     for (int g = 0; g < G; ++g) {
       float sum = 0.0f;
-      for (int r = r_first + warp; r < s.n_new; r += kWarps) sum += row_sum(g, r);
+      for (int r = r_first + warp; r < s.n_new; r += kWarps) sum += weight(g, r);
       red[warp * 32 + lane] = sum;
       __syncthreads();
       if (warp == 0) {
@@ -283,7 +284,7 @@ __global__ void __launch_bounds__(kGenThreads) generic_observe_kernel(KernelArgs
     float own = 0.0f;
     for (int g = warp; g < G; g += kWarps) {
       float sum = 0.0f;
-      for (int r = r_first; r < s.n_new; ++r) sum += row_sum(g, r);
+      for (int r = r_first; r < s.n_new; ++r) sum += weight(g, r);
       own = fmaxf(own, sum);
     }
     red[warp * 32 + lane] = own;
