@@ -1,23 +1,3 @@
-import json, sys, tarfile, statistics
-R = sys.argv[1]; t = tarfile.open(f"{R}/json.tgz")
-rows = {}; paths = {}; V = ("base", "new")
-for r in (1, 2, 3):
-  for v in V:
-    try:
-      for b in json.load(t.extractfile(f"{v}_{r}.json"))["benchmarks"]:
-        n = b["name"].split("/iter")[0].split("/manual")[0].replace("BM_WindowDecode/", "")
-        rows.setdefault(n, {}).setdefault(v, []).append(b["real_time"])
-        paths.setdefault(n, {})[v] = int(b.get("cluster", -1))
-    except Exception as e: print(v, r, e)
-sd = {}
-try:
-  for x in json.load(t.extractfile("sdpa.json"))["results"]: sd[(x["batch"], x["hkv"], x["window"])] = x["us"]
-except Exception as e: print("sdpa", e)
-print(f'{"shape":32s} path {"base (3 rounds)":>22s} {"new (3 rounds)":>22s} {"sdpa":>7s}  base/new  sdpa/base sdpa/new')
-for n, d in rows.items():
-  k = dict(p.split(":") for p in n.split("/") if ":" in p)
-  s = sd.get((int(k["batch"]), int(k["hkv"]), int(k["window"])), float("nan"))
-  med = {v: statistics.median(d[v]) for v in V if v in d}
-  cells = " ".join(" ".join(f"{x:6.1f}" for x in d.get(v, [])).rjust(22) for v in V)
-  pc = "".join("C" if paths[n].get(v) == 1 else "s" for v in V)
-  print(f"{n:32s} {pc:4s} {cells} {s:7.1f}  {med['base']/med['new']:.3f}  {s/med['base']:.3f} {s/med['new']:.3f}")
+# This folder's A/B tables: ../ab_summary.py (same arguments), kept here for the calls' run.sh.
+import os, runpy
+runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ab_summary.py"), run_name="__main__")
