@@ -402,6 +402,39 @@ TEST(StoreMemory, OptionsAreChecked) {
   EXPECT_FALSE(memory);
 }
 
+// ---- context caches ----
+
+// A context cache grown through several doublings, streamed (store memory past the last-level
+// cache) and cached, keeps every row it was given; rows of 64 bytes and more are streamed whole, a
+// 48-byte row is not.
+TEST(ContextCache, GrowingKeepsEveryRowStreamedOrCached) {
+  for (const StoreWrites writes : {StoreWrites::kStreamed, StoreWrites::kCached}) {
+    for (const std::size_t row : {std::size_t{48}, std::size_t{256}}) {
+      SCOPED_TRACE(::testing::Message() << to_string(writes) << ", rows of " << row << " bytes");
+      StoreMemoryOptions o = options(1);
+      o.writes = writes;
+      auto memory = test::store_memory(o);
+      kvmgr::ContextCache cache;
+      std::vector<std::byte> k_ref, v_ref;
+      std::mt19937 rng(static_cast<uint32_t>(row));
+      int growths = 0;
+      while (cache.rows() < 3000) {
+        const int64_t capacity = cache.capacity();
+        cache.reserve(*memory, 0, cache.rows() + 16, row);  // room as make_room asks for it
+        growths += cache.capacity() != capacity;
+        std::vector<std::byte> k(5 * row), v(5 * row);
+        for (std::size_t i = 0; i < k.size(); ++i) k[i] = static_cast<std::byte>(rng()), v[i] = static_cast<std::byte>(rng());
+        cache.push_back(k.data(), v.data(), 5, row);
+        k_ref.insert(k_ref.end(), k.begin(), k.end());
+        v_ref.insert(v_ref.end(), v.begin(), v.end());
+        ASSERT_EQ(std::memcmp(cache.k(), k_ref.data(), k_ref.size()), 0) << "after " << cache.rows() << " rows";
+        ASSERT_EQ(std::memcmp(cache.v(), v_ref.data(), v_ref.size()), 0) << "after " << cache.rows() << " rows";
+      }
+      EXPECT_GE(growths, 5);
+    }
+  }
+}
+
 // ---- the store on top ----
 
 constexpr int32_t kHkv = 2;

@@ -68,8 +68,18 @@ void ContextCache::reserve(StoreMemory& memory, int node, int64_t rows, std::siz
   const std::size_t half = std::bit_ceil(std::max<std::size_t>(static_cast<std::size_t>(rows) * row_bytes, 2048));
   StoreSpan grown = memory.allocate(node, 2 * half);
   if (rows_ > 0) {
-    std::memcpy(grown.data(), k(), static_cast<std::size_t>(rows_) * row_bytes);
-    std::memcpy(grown.data() + half, v(), static_cast<std::size_t>(rows_) * row_bytes);
+    // Once the store memory outgrows the last-level cache the rows are streamed, as bulk rows into
+    // blocks are (StoreWrites): the new span's lines are not read for ownership first. Caches of
+    // sequences that evict alike grow in the same step, so these copies come in bursts of many MB.
+    const std::size_t bytes = static_cast<std::size_t>(rows_) * row_bytes;
+    if (row_bytes % 64 == 0 && memory.streams_rows()) {
+      stream_copy(grown.data(), k(), bytes);
+      stream_copy(grown.data() + half, v(), bytes);
+      stream_fence();
+    } else {
+      std::memcpy(grown.data(), k(), bytes);
+      std::memcpy(grown.data() + half, v(), bytes);
+    }
   }
   span_ = std::move(grown);
   v_offset_ = half;
