@@ -54,13 +54,13 @@ enum class HostHandoff : int32_t { kAuto = 0, kPoll = 1, kCallback = 2 };
 
 /// How rows are written into the DRAM store's blocks (evicted entries, and on the CUDA backend the
 /// host's copy of each window, filled as rows arrive) and into a context cache's new span when it
-/// doubles. kStreamed: non-temporal stores, which skip
-/// the caches: no line is read for ownership before it is written, and the staging FlashD2H's
-/// scatter reads stays cached (FlashD2H into grown stores 1.28–1.47× faster at 16 KB blocks). kCached:
-/// through the caches, where a re-evaluation that reads the store soon after finds them. kAuto:
-/// kStreamed once the store memory in use exceeds the machine's last-level cache (then the rows
-/// could not stay cached anyway), else kCached. Either way a decode step's few rows, and head rows
-/// that are not whole 64-byte cache lines, go through the caches. Results are the same bytes.
+/// doubles. kStreamed: non-temporal stores, which skip the caches: no line is read for ownership
+/// before it is written, and the staging FlashD2H's scatter reads stays cached (FlashD2H into grown
+/// stores 1.28–1.47× faster at 16 KB blocks). kCached: through the caches, where a re-evaluation
+/// that reads the store soon after finds them. kAuto: kStreamed once the store memory in use
+/// exceeds the machine's last-level cache (then the rows could not stay cached anyway), else
+/// kCached. Either way a decode step's few rows, and head rows that are not whole 64-byte cache
+/// lines, go through the caches. Results are the same bytes.
 enum class StoreWrites : int32_t { kAuto = 0, kCached = 1, kStreamed = 2 };
 
 enum class StatusCode : int32_t {
