@@ -13,7 +13,8 @@
 // rows start allocated by the issuing thread as it issues the step's copy) exactly as the CUDA
 // backend does ("store": fresh stores each iteration, in store memory kept from iteration to
 // iteration; "store_cold": mostly in fresh chunks; "store_steady": the stores kept over the whole
-// benchmark, so that their context caches seldom grow, in memory taken up front; `layers` L > 1:
+// benchmark, so that their context caches seldom grow, in memory taken up front; "_varied": each
+// sequence's evicted MAW drawn per step, not the same for all of them; `layers` L > 1:
 // the steps go round L layers' sequences, whose scatters run side by side in L lanes, as the
 // runtime's per-layer lanes do — at 4, 8 and 16 layers with the runtime's 2 staging slots per
 // layer, the shape of a model's decode); "pool" scatters into the peers' destinations instead
@@ -379,14 +380,15 @@ cudaError_t flash_d2h(const D2HWork& w, const std::byte* dev_k, const std::byte*
   return cudaSuccess;
 }
 
-enum class D2H { kFlashStore, kFlashStoreCold, kFlashStoreSteady, kFlashPool, kFlashPoolStreaming, kFlashPoolRows, kFlashCopyOnly, kPerBlock, kBatch };
+enum class D2H { kFlashStore, kFlashStoreCold, kFlashStoreSteady, kFlashStoreSteadyVaried, kFlashPool, kFlashPoolStreaming, kFlashPoolRows, kFlashCopyOnly, kPerBlock, kBatch };
 
 /// Args: block KB; staging slots (flash rows); scatter threads (flash rows; 0: every core); % of the
 /// evicted entries selected (store rows; 0 elsewhere); layers (store rows only: scatter lanes).
 template <D2H kMethod>
 void BM_D2H(benchmark::State& state) {
   const std::size_t block = static_cast<std::size_t>(state.range(0)) << 10;
-  const bool into_stores = kMethod == D2H::kFlashStore || kMethod == D2H::kFlashStoreCold || kMethod == D2H::kFlashStoreSteady;
+  const bool steady = kMethod == D2H::kFlashStoreSteady || kMethod == D2H::kFlashStoreSteadyVaried;
+  const bool into_stores = kMethod == D2H::kFlashStore || kMethod == D2H::kFlashStoreCold || steady;
   const D2HWork w(block, into_stores ? state.range(5) : 1);
   std::byte* pool_p = pool();
   Device dev_k(w.total() / 2), dev_v(w.total() / 2);
@@ -436,16 +438,23 @@ void BM_D2H(benchmark::State& state) {
   const hgca::kvmgr::SelectionParams sel{1.0f, 4, 1};
   const float threshold = 1.0f / (5.0f * static_cast<float>(w.block_tokens));  // n_ref: window + new rows
   const float pass = state.range(3) > 0 ? static_cast<float>(state.range(3)) / 100.0f : 0.5f;
-  std::vector<float> maw(static_cast<std::size_t>(kHkv) * w.block_tokens);
+  // "_varied": every (sequence, step) evicts its own draw (one of 61), as sequences attend
+  // differently; otherwise all evict the same MAW, and their context sets grow in lock step.
+  const std::size_t maw_draws = kMethod == D2H::kFlashStoreSteadyVaried ? 61 : 1;
+  const std::size_t maw_size = static_cast<std::size_t>(kHkv) * w.block_tokens;
+  std::vector<float> maw(maw_draws * maw_size);
   std::mt19937 rng(3);
   for (float& m : maw) m = std::uniform_real_distribution<float>(0.0f, threshold / (1.0f - pass))(rng);
+  auto evicted_maw = [&](int64_t t, int32_t i) {
+    return maw.data() + static_cast<std::size_t>(t * kSeqs + i) % maw_draws * maw_size;
+  };
   std::vector<std::unique_ptr<hgca::kvmgr::MirroredKv>> seqs;  // layer l's sequence i at l · kSeqs + i
   const std::vector<std::byte> prompt(static_cast<std::size_t>(4 * w.block_tokens) * kRow, std::byte{1});
   auto fresh_stores = [&] {
     seqs.clear();
     for (int32_t i = 0; i < layers * kSeqs; ++i) {
       seqs.push_back(std::make_unique<hgca::kvmgr::MirroredKv>(4 * w.block_tokens, w.block_tokens, kHkv, kD, 2,
-                                                               kMethod == D2H::kFlashStoreSteady ? steady_store_memory()
+                                                               steady ? steady_store_memory()
                                                                : store_memory(kMethod != D2H::kFlashStoreCold), 0));
       seqs.back()->evict_and_insert(prompt.data(), prompt.data(), 4 * w.block_tokens, nullptr, sel);
     }
@@ -461,7 +470,7 @@ void BM_D2H(benchmark::State& state) {
   auto to_store = [&](int64_t t, const std::byte* k, const std::byte* v) {
     tbb::parallel_for(0, kSeqs, [&](int32_t i) {
       const std::size_t row = static_cast<std::size_t>(i) * w.block_tokens * kRow;
-      layer_seqs(t)[i]->evict_and_insert(k + row, v + row, w.block_tokens, maw.data(), sel, std::move(fresh[t][i]));
+      layer_seqs(t)[i]->evict_and_insert(k + row, v + row, w.block_tokens, evicted_maw(t, i), sel, std::move(fresh[t][i]));
     });
   };
   // The same copies in runs of 16 staged rows, each read front to back into every head's block.
@@ -492,7 +501,8 @@ void BM_D2H(benchmark::State& state) {
     switch (kMethod) {
       case D2H::kFlashStore:
       case D2H::kFlashStoreCold:
-      case D2H::kFlashStoreSteady: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, layers, allocate, to_store);
+      case D2H::kFlashStoreSteady:
+      case D2H::kFlashStoreSteadyVaried: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, layers, allocate, to_store);
       case D2H::kFlashPool:
       case D2H::kFlashPoolStreaming: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, 1, nothing, to_pool);
       case D2H::kFlashPoolRows: return flash_d2h(w, dev_k.p, dev_v.p, pipe, lanes, 1, nothing, to_pool_rows);
@@ -515,7 +525,7 @@ void BM_D2H(benchmark::State& state) {
   pipe.scatter_s = 0.0;
   for (auto _ : state) {
     // The stores would grow by 256 MB a run (kept by flash_store_steady, which has the memory).
-    if (into_stores && kMethod != D2H::kFlashStoreSteady) fresh_stores();
+    if (into_stores && !steady) fresh_stores();
     double sec = 0.0;
     if (flash) {  // end to end, CPU work included: wall clock
       const auto t0 = std::chrono::steady_clock::now();
@@ -672,6 +682,8 @@ BENCHMARK(BM_D2H<D2H::kFlashStore>)->Name("BM_D2H/flash_store")->ArgNames({"bloc
     ->Args({16, 8, 0, 10, 4, 4})->Args({16, 16, 0, 10, 8, 4})->Args({16, 32, 0, 10, 16, 4})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_D2H<D2H::kFlashStoreSteady>)->Name("BM_D2H/flash_store_steady")->ArgNames({"block_KB", "slots", "threads", "selected_pct", "layers", "laps"})
     ->ArgsProduct({{16, 64}, {4}, {0}, {50, 10}, {1}, {1, 4}})->Args({16, 4, 0, 10, 2, 4})->Args({16, 8, 0, 10, 4, 4})->Args({16, 16, 0, 10, 8, 4})->Args({16, 32, 0, 10, 16, 4})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_D2H<D2H::kFlashStoreSteadyVaried>)->Name("BM_D2H/flash_store_steady_varied")->ArgNames({"block_KB", "slots", "threads", "selected_pct", "layers", "laps"})
+    ->Args({16, 4, 0, 10, 1, 4})->Args({16, 8, 0, 10, 4, 4})->Args({16, 16, 0, 10, 8, 4})->Args({16, 32, 0, 10, 16, 4})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_D2H<D2H::kFlashStoreCold>)->Name("BM_D2H/flash_store_cold")->ArgNames({"block_KB", "slots", "threads", "selected_pct", "layers", "laps"})
     ->ArgsProduct({{4, 16, 64}, {2, 3}, {0}, {50}, {1}, {1}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_D2H<D2H::kFlashPool>)->Name("BM_D2H/flash_pool")->ArgNames({"block_KB", "slots", "threads", "selected_pct"})->ArgsProduct({{4, 16, 64}, {2, 3, 4}, {0}, {0}})
