@@ -8,7 +8,7 @@
 // D2H: every step, 32 sequences each evict one block per KV head (Hkv 8, D 128, bf16; K and V),
 // 256 MB in all (the store rows' `laps` 4: 1 GB, the same device rows moved four times). FlashD2H
 // end to end, wall clock: each step's new rows go to pinned staging in one copy per K and V (2 to
-// 4 staging slots), and CPU threads scatter them into the sequences' host
+// 32 staging slots), and CPU threads scatter them into the sequences' host
 // windows and DRAM stores (kvmgr::MirroredKv::evict_and_insert, with selection; the blocks the new
 // rows start allocated by the issuing thread as it issues the step's copy) exactly as the CUDA
 // backend does ("store": fresh stores each iteration, in store memory kept from iteration to
