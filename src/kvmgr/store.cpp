@@ -41,6 +41,18 @@ void stream_fence() {
 #endif
 }
 
+/// Whether bulk rows of `row_bytes` go in with stream_copy: the store memory says so (StoreWrites)
+/// and the rows are whole cache lines.
+bool streams(const StoreMemory& memory, std::size_t row_bytes) {
+  return row_bytes % 64 == 0 && memory.streams_rows();
+}
+
+/// stream_copy when `stream`, else memcpy.
+void copy_bytes(std::byte* dst, const std::byte* src, std::size_t n, bool stream) {
+  if (stream) stream_copy(dst, src, n);
+  else std::memcpy(dst, src, n);
+}
+
 /// Room for n elements, growing geometrically (reserve alone would grow by exactly what each
 /// append needs, copying the whole list every time).
 template <typename T>
@@ -72,14 +84,10 @@ void ContextCache::reserve(StoreMemory& memory, int node, int64_t rows, std::siz
     // blocks are (StoreWrites): the new span's lines are not read for ownership first. Caches of
     // sequences that evict alike grow in the same step, so these copies come in bursts of many MB.
     const std::size_t bytes = static_cast<std::size_t>(rows_) * row_bytes;
-    if (row_bytes % 64 == 0 && memory.streams_rows()) {
-      stream_copy(grown.data(), k(), bytes);
-      stream_copy(grown.data() + half, v(), bytes);
-      stream_fence();
-    } else {
-      std::memcpy(grown.data(), k(), bytes);
-      std::memcpy(grown.data() + half, v(), bytes);
-    }
+    const bool stream = streams(memory, row_bytes);
+    copy_bytes(grown.data(), k(), bytes, stream);
+    copy_bytes(grown.data() + half, v(), bytes, stream);
+    if (stream) stream_fence();
   }
   span_ = std::move(grown);
   v_offset_ = half;
@@ -185,7 +193,7 @@ void DramStore::fill_blocks(std::span<const StoreBlocks> blocks, int64_t first, 
   // decode step's row is copied right here). Bulk rows of whole cache lines (blocks start on one)
   // are streamed when the store memory says so (StoreWrites); a decode step's few rows stay cached.
   constexpr int64_t kRowsPerTask = 16;
-  const bool stream = count > kRowsPerTask && head_row_bytes_ % 64 == 0 && memory_->streams_rows();
+  const bool stream = count > kRowsPerTask && streams(*memory_, head_row_bytes_);
   // Rows [t, end), read front to back, every head's row to its block (head by head, each block
   // written front to back, measured slower: bench/results/flash-transfer/mirrored-windows).
   auto copy_rows = [&](int64_t t, int64_t end) {
@@ -204,13 +212,8 @@ void DramStore::fill_blocks(std::span<const StoreBlocks> blocks, int64_t first, 
       const std::byte* v = pieces[p].v + r * token_row_bytes;
       for (int32_t h = 0; h < hkv; ++h) {
         std::byte* dst = blocks[h][b]->memory.data() + at;
-        if (stream) {
-          stream_copy(dst, k + h * head_row_bytes_, head_row_bytes_);
-          stream_copy(dst + block_v_offset_, v + h * head_row_bytes_, head_row_bytes_);
-        } else {
-          std::memcpy(dst, k + h * head_row_bytes_, head_row_bytes_);
-          std::memcpy(dst + block_v_offset_, v + h * head_row_bytes_, head_row_bytes_);
-        }
+        copy_bytes(dst, k + h * head_row_bytes_, head_row_bytes_, stream);
+        copy_bytes(dst + block_v_offset_, v + h * head_row_bytes_, head_row_bytes_, stream);
       }
     }
     if (stream) stream_fence();
