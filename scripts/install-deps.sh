@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages hgca builds with, when any is missing (apt-get update first).
 set -euo pipefail
-packages=(cmake ninja-build g++ pkg-config libtbb-dev libhwloc-dev libopenblas-dev libgtest-dev
+packages=(cmake ninja-build g++ pkg-config libtbb-dev libhwloc-dev libhwloc-plugins libopenblas-dev libgtest-dev
           libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev)
 missing=()
 for p in "${packages[@]}"; do
