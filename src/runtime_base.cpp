@@ -361,8 +361,8 @@ void RuntimeBase::sparse_attention(const StepBatch& batch, int32_t layer, const 
                                    float* lse, std::span<const uint8_t> on_gpu) {
   const int32_t hq = opt_.n_q_heads, hkv = opt_.n_kv_heads, d = opt_.head_dim, g = hq / hkv;
   const auto* q_bytes = static_cast<const std::byte*>(q);
-  // One engine call over the whole step's (sequence, KV head) items, each over its contiguous
-  // context cache and run in its sequence's node arena.
+  // One engine call over the whole step's (sequence, KV head) items, each over its context cache's
+  // segments and run in its sequence's node arena.
   std::vector<cpu::SparseItem> items(static_cast<std::size_t>(batch.size()) * hkv);
   for (int32_t i = 0; i < batch.size(); ++i) {
     for (int32_t h = 0; h < hkv; ++h) {
@@ -370,10 +370,11 @@ void RuntimeBase::sparse_attention(const StepBatch& batch, int32_t layer, const 
       const int64_t row = batch.offsets[i] * hq + static_cast<int64_t>(h) * g;
       // An item the GPU attends is the empty side here (o = 0, lse = -inf).
       const int64_t n = on_gpu.empty() || !on_gpu[i * hkv + h] ? static_cast<int64_t>(store.context.size()) : 0;
-      items[i * hkv + h] = {store.context_cache.k(), store.context_cache.v(), n,
+      const kvmgr::ContextCache& cache = store.context_cache;
+      items[i * hkv + h] = {cache.k(), cache.v(), n,
                             q_bytes + row * d * static_cast<int64_t>(elem_size_), static_cast<int64_t>(hq) * d,
                             batch.n_new[i], o + row * d, static_cast<int64_t>(hq) * d, lse + row, hq,
-                            batch.seqs[i]->node};
+                            batch.seqs[i]->node, cache.segments(), cache.segment_rows()};
     }
   }
   // Validated already (dtype, head_dim): a failure here is a bug.

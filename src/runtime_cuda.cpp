@@ -583,12 +583,14 @@ class CudaRuntime final : public RuntimeBase {
       // A cache in a chunk grown inside a host function is registered later, by the store memory's
       // thread; until then the GPU cannot read it, and the CPU keeps the item (rare: chunks are
       // normally grown ahead, registered).
-      if (!cache.span().device_readable()) continue;
+      if (!cache.device_readable()) continue;
       const OverflowItem& c = costs[static_cast<std::size_t>(i)];
       job.on_gpu[static_cast<std::size_t>(i)] = 1;
       items[i].k = cache.k();
       items[i].v = cache.v();
       items[i].n = c.kv_bytes / row_bytes;
+      items[i].segments = cache.segments();
+      items[i].segment_rows = cache.segment_rows();
       ++moved;
       bytes += c.kv_bytes;
       rows += c.rows;

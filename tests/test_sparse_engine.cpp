@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <random>
 #include <thread>
 #include <tuple>
@@ -80,9 +81,30 @@ struct Result {
   std::vector<std::vector<float>> o, lse;
 };
 
-Result run(const Case& c, const SparseEngine& engine, tbb::task_arena& arena) {
+/// Item i's K and V copied into segments laid out as a context cache's (segment 0 of segment_rows
+/// rows, each later one as long as all before it), each in an allocation of its own.
+struct Segmented {
+  std::vector<std::vector<std::byte>> k, v;  // per segment
+  std::vector<kvmgr::KvSegment> table;
+
+  Segmented(const Case& c, size_t i, int64_t segment_rows) {
+    const auto row = static_cast<int64_t>(c.d * dtype_size(c.dtype));
+    for (int64_t first = 0, size = segment_rows; first < kLengths[i]; first += size, size = first) {
+      const int64_t n = std::min(size, kLengths[i] - first);
+      k.emplace_back(static_cast<size_t>(size * row));
+      v.emplace_back(static_cast<size_t>(size * row));
+      std::memcpy(k.back().data(), c.k[i].data() + first * row, static_cast<size_t>(n * row));
+      std::memcpy(v.back().data(), c.v[i].data() + first * row, static_cast<size_t>(n * row));
+      table.push_back({k.back().data(), v.back().data()});
+    }
+  }
+};
+
+/// One engine call over the case's items: contiguous, or (segment_rows > 0) in segments.
+Result run(const Case& c, const SparseEngine& engine, tbb::task_arena& arena, int64_t segment_rows = 0) {
   Result r;
   std::vector<SparseItem> items;
+  std::vector<std::unique_ptr<Segmented>> segmented;
   const size_t rows = static_cast<size_t>(c.n_rows) * c.group;
   for (size_t i = 0; i < std::size(kLengths); ++i) {
     r.o.emplace_back(rows * c.d, std::nanf(""));
@@ -100,6 +122,13 @@ Result run(const Case& c, const SparseEngine& engine, tbb::task_arena& arena) {
     it.o_row_stride = static_cast<int64_t>(c.group) * c.d;
     it.lse = r.lse[i].data();
     it.lse_row_stride = c.group;
+    if (segment_rows > 0 && kLengths[i] > 0) {
+      const auto& seg = *segmented.emplace_back(std::make_unique<Segmented>(c, i, segment_rows));
+      it.k = seg.table[0].k;
+      it.v = seg.table[0].v;
+      it.segments = seg.table.data();
+      it.segment_rows = segment_rows;
+    }
     items.push_back(it);
   }
   const Status s = engine.attend(c.dtype, c.group, c.d, c.sm_scale, items, arena);
@@ -217,6 +246,29 @@ TEST(SparseEngine, SplitAndPackedTasksMatchReference) {
   }
 }
 
+// Context sets in segments (as context caches hold them past their first segment) give the
+// reference's answer with every split and packing, and identical bits at every thread count.
+TEST(SparseEngine, SegmentedContextSetsMatchReference) {
+  const int all = static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+  for (DType dtype : {DType::kBFloat16, DType::kFloat32}) {
+    const Case& c = get_case(dtype, 64, 4, 3);
+    for (int64_t segment_rows : {int64_t{1}, int64_t{16}, int64_t{64}, int64_t{512}}) {
+      for (const SparseEngineConfig cfg : {SparseEngineConfig{}, SparseEngineConfig{SparseIsa::kAuto, 100, 0},
+                                           SparseEngineConfig{SparseIsa::kAuto, int64_t{1} << 20, 2}}) {
+        const std::string what = std::string(to_string(dtype)) + " segment_rows=" + std::to_string(segment_rows) +
+                                 " split=" + std::to_string(cfg.kv_split_tokens);
+        const SparseEngine engine(cfg);
+        tbb::task_arena one(1), two(2), every(all);
+        const Result r1 = run(c, engine, one, segment_rows);
+        expect_matches_reference(c, r1, what);
+        if (HasFatalFailure()) return;
+        EXPECT_TRUE(same_bits(r1, run(c, engine, two, segment_rows))) << what << " threads=2";
+        EXPECT_TRUE(same_bits(r1, run(c, engine, every, segment_rows))) << what << " threads=" << all;
+      }
+    }
+  }
+}
+
 // Items tagged with nodes run in their nodes' arenas, concurrently, with the one-arena result.
 TEST(SparseEngine, ItemsRunInTheirNodesArenas) {
   const Case& c = get_case(DType::kFloat16, 64, 2, 1);
@@ -252,6 +304,10 @@ TEST(SparseEngine, RejectsBadArguments) {
   it.n = 5;  // keys without k, v
   EXPECT_EQ(engine.attend(DType::kBFloat16, 1, 64, 1.0f, {&it, 1}, arena).code(), StatusCode::kInvalidArgument);
   it.n = 0;
+  const kvmgr::KvSegment table[1] = {{q, q}};
+  it.segments = table;  // segments without segment_rows
+  EXPECT_EQ(engine.attend(DType::kBFloat16, 1, 64, 1.0f, {&it, 1}, arena).code(), StatusCode::kInvalidArgument);
+  it.segments = nullptr;
   ASSERT_TRUE(engine.attend(DType::kBFloat16, 1, 64, 1.0f, {&it, 1}, arena).is_ok());
   EXPECT_TRUE(std::isinf(lse[0]) && lse[0] < 0);
 }

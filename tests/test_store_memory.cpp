@@ -404,9 +404,10 @@ TEST(StoreMemory, OptionsAreChecked) {
 
 // ---- context caches ----
 
-// A context cache grown through several doublings, streamed (store memory past the last-level
-// cache) and cached, keeps every row it was given; rows of 64 bytes and more are streamed whole, a
-// 48-byte row is not.
+// A context cache grown through several doublings of its first segment and then segment by
+// segment, streamed (store memory past the last-level cache) and cached, keeps every row it was
+// given; rows of 64 bytes and more are streamed whole, a 48-byte row is not. Once the first
+// segment is full no row moves: every segment keeps its address as the cache grows.
 TEST(ContextCache, GrowingKeepsEveryRowStreamedOrCached) {
   for (const StoreWrites writes : {StoreWrites::kStreamed, StoreWrites::kCached}) {
     for (const std::size_t row : {std::size_t{48}, std::size_t{256}}) {
@@ -416,23 +417,75 @@ TEST(ContextCache, GrowingKeepsEveryRowStreamedOrCached) {
       auto memory = test::store_memory(o);
       kvmgr::ContextCache cache;
       std::vector<std::byte> k_ref, v_ref;
+      std::vector<kvmgr::KvSegment> placed;  // segments once the first is full
       std::mt19937 rng(static_cast<uint32_t>(row));
       int growths = 0;
-      while (cache.rows() < 3000) {
+      while (cache.rows() < 5000) {
         const int64_t capacity = cache.capacity();
         cache.reserve(*memory, 0, cache.rows() + 16, row);  // room as make_room asks for it
         growths += cache.capacity() != capacity;
         std::vector<std::byte> k(5 * row), v(5 * row);
         for (std::size_t i = 0; i < k.size(); ++i) k[i] = static_cast<std::byte>(rng()), v[i] = static_cast<std::byte>(rng());
-        cache.push_back(k.data(), v.data(), 5, row);
+        cache.push_back(k.data(), v.data(), 5);
         k_ref.insert(k_ref.end(), k.begin(), k.end());
         v_ref.insert(v_ref.end(), v.begin(), v.end());
-        ASSERT_EQ(std::memcmp(cache.k(), k_ref.data(), k_ref.size()), 0) << "after " << cache.rows() << " rows";
-        ASSERT_EQ(std::memcmp(cache.v(), v_ref.data(), v_ref.size()), 0) << "after " << cache.rows() << " rows";
+        ASSERT_EQ(test::cache_rows(cache, false, row), k_ref) << "after " << cache.rows() << " rows";
+        ASSERT_EQ(test::cache_rows(cache, true, row), v_ref) << "after " << cache.rows() << " rows";
+        const int64_t r = cache.rows() - 1;
+        ASSERT_EQ(std::memcmp(cache.k_row(r), k_ref.data() + r * row, row), 0);
+        ASSERT_EQ(std::memcmp(cache.v_row(r), v_ref.data() + r * row, row), 0);
+        for (std::size_t s = 0; s < placed.size(); ++s) {
+          ASSERT_EQ(cache.segment(static_cast<int32_t>(s)).k, placed[s].k) << "segment " << s << " moved";
+          ASSERT_EQ(cache.segment(static_cast<int32_t>(s)).v, placed[s].v) << "segment " << s << " moved";
+        }
+        if (cache.capacity() >= cache.segment_rows()) {
+          for (int32_t s = static_cast<int32_t>(placed.size()); s < cache.segment_count(); ++s) placed.push_back(cache.segment(s));
+        }
       }
       EXPECT_GE(growths, 5);
+      EXPECT_GE(cache.segment_count(), 2);
+      EXPECT_EQ(cache.capacity(), cache.segment_rows() << (cache.segment_count() - 1));
     }
   }
+}
+
+// The first segment holds the most rows that fit its bytes, a power of two of them.
+TEST(ContextCache, FirstSegmentRows) {
+  const std::size_t kBytes = StoreMemoryOptions{}.context_first_segment_bytes;
+  EXPECT_EQ(kvmgr::ContextCache::segment_rows_for(256, kBytes), 512);   // D 128, bf16
+  EXPECT_EQ(kvmgr::ContextCache::segment_rows_for(192, kBytes), 512);   // D 96: 682 rows fit, 512 taken
+  EXPECT_EQ(kvmgr::ContextCache::segment_rows_for(1024, kBytes), 128);  // D 256, f32
+  EXPECT_EQ(kvmgr::ContextCache::segment_rows_for(16, kBytes), 8192);   // D 8, bf16
+  EXPECT_EQ(kvmgr::ContextCache::segment_rows_for(1024, 100), 1);       // never 0
+  for (const int64_t r : {0, 1, 511}) EXPECT_EQ(kvmgr::context_segment_of(r, 512), 0) << r;
+  for (const int64_t r : {512, 1023}) EXPECT_EQ(kvmgr::context_segment_of(r, 512), 1) << r;
+  for (const int64_t r : {1024, 2047}) EXPECT_EQ(kvmgr::context_segment_of(r, 512), 2) << r;
+  EXPECT_EQ(kvmgr::context_segment_of(2048, 512), 3);
+  EXPECT_EQ(kvmgr::context_segment_first(3, 512), 2048);
+  EXPECT_EQ(kvmgr::context_segment_rows(3, 512), 2048);
+}
+
+// A reserve that cannot have its segments leaves the cache as it was: rows, capacity, segments.
+TEST(ContextCache, ReserveThatRunsOutChangesNothing) {
+  auto memory = test::store_memory(options(0, 6, std::size_t{1} << 20));
+  constexpr std::size_t kRow = 256;
+  kvmgr::ContextCache cache;
+  std::vector<std::byte> k(kRow * 600), v(kRow * 600);
+  std::mt19937 rng(3);
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = static_cast<std::byte>(rng()), v[i] = static_cast<std::byte>(rng());
+  cache.reserve(*memory, 0, 600, kRow);
+  cache.push_back(k.data(), v.data(), 600);
+  ASSERT_EQ(cache.segment_count(), 2);
+  const int64_t capacity = cache.capacity();
+  const kvmgr::KvSegment first = cache.segment(0), second = cache.segment(1);
+  EXPECT_THROW(cache.reserve(*memory, 0, 100000, kRow), kvmgr::StoreMemoryExhausted);
+  EXPECT_EQ(cache.rows(), 600);
+  EXPECT_EQ(cache.capacity(), capacity);
+  ASSERT_EQ(cache.segment_count(), 2);
+  EXPECT_EQ(cache.segment(0).k, first.k);
+  EXPECT_EQ(cache.segment(1).v, second.v);
+  EXPECT_EQ(test::cache_rows(cache, false, kRow), k);
+  EXPECT_EQ(test::cache_rows(cache, true, kRow), v);
 }
 
 // ---- the store on top ----
@@ -467,9 +520,8 @@ KvState state_of(const kvmgr::SequenceKv& kv, std::size_t head_bytes) {
     st.maw.push_back(s.maw);
     st.n_ref.push_back(s.n_ref);
     st.context.push_back(s.context.indices);
-    const auto rows = static_cast<std::size_t>(s.context_cache.rows());
-    st.cache.emplace_back(s.context_cache.k(), s.context_cache.k() + rows * head_bytes);
-    st.cache.emplace_back(s.context_cache.v(), s.context_cache.v() + rows * head_bytes);
+    st.cache.push_back(test::cache_rows(s.context_cache, false, head_bytes));
+    st.cache.push_back(test::cache_rows(s.context_cache, true, head_bytes));
   }
   return st;
 }

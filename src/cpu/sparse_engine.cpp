@@ -61,20 +61,29 @@ class DenormalsFlushed {
 #endif
 };
 
-/// One piece of the schedule: either a run of whole items [first, first + count), or chunk `chunk`
-/// of the split item `first`.
+/// A run of one item's keys that one kernel call attends: within one segment, at most the split.
+struct Chunk {
+  const std::byte* k = nullptr;
+  const std::byte* v = nullptr;
+  int64_t n = 0;
+};
+
+/// One piece of the schedule: either a run of whole items [first, first + count), or chunks
+/// [chunk, chunk + chunks) of the split item `first`.
 struct Task {
   int32_t first = 0;
   int32_t count = 0;
-  int32_t chunk = -1;  // ≥ 0: a chunk of a split item
+  int32_t chunk = -1;  // ≥ 0: chunks of a split item
+  int32_t chunks = 0;
   int32_t node = 0;
 };
 
-/// How a split item is cut: `chunks` pieces of `chunk_tokens` keys (the last shorter), each writing
-/// its partial state to its own cache-line-aligned slot of the call's partial buffer.
+/// An item attended in more than one chunk (longer than the split, or in several segments): chunk
+/// c (of `chunks`, from `first_chunk` in the call's list) writes its partial state to its own
+/// cache-line-aligned slot of the call's partial buffer.
 struct Split {
+  int32_t first_chunk = 0;
   int32_t chunks = 0;
-  int64_t chunk_tokens = 0;
   int64_t partial_offset = 0;  // floats into the partial buffer
   int64_t partial_stride = 0;  // floats between chunks
 };
@@ -201,11 +210,11 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
   for (size_t i = 0; i < items.size(); ++i) {
     const SparseItem& it = items[i];
     if (it.n < 0 || it.n_rows < 1 || it.node < 0 || it.node >= static_cast<int32_t>(arenas.size()) ||
-        !it.q || !it.o || !it.lse || (it.n > 0 && (!it.k || !it.v))) {
+        !it.q || !it.o || !it.lse || (it.n > 0 && (!it.k || !it.v)) || (it.segments && it.segment_rows <= 0)) {
       return {kInvalidArgument,
-              fmt::format("items[{}]: n = {}, n_rows = {}, node = {}, expected n ≥ 0, n_rows ≥ 1, node in "
-                          "[0, {}) and non-null q, o, lse (k, v when n > 0)",
-                          i, it.n, it.n_rows, it.node, arenas.size())};
+              fmt::format("items[{}]: n = {}, n_rows = {}, node = {}, segment_rows = {}, expected n ≥ 0, n_rows ≥ 1, "
+                          "node in [0, {}), non-null q, o, lse (k, v when n > 0) and segment_rows > 0 with segments",
+                          i, it.n, it.n_rows, it.node, it.segment_rows, arenas.size())};
     }
   }
   if (items.empty()) return Status::ok();
@@ -217,9 +226,22 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
   // The schedule depends on the items and the config only, never on the thread count, so every
   // thread count computes the same chunks and merges them in the same order: identical results.
   std::vector<Split> splits(items.size());
+  std::vector<Chunk> chunks;
   std::vector<Task> tasks;
   int64_t partial_floats = 0;
   {
+    // A run of keys longer than the split is cut into about equal chunks of whole 16-key groups.
+    const auto row_bytes = static_cast<int64_t>(head_dim * elem);
+    auto add_run = [&](const void* k, const void* v, int64_t n) {
+      const int32_t pieces = static_cast<int32_t>(n > split ? (n + split - 1) / split : 1);
+      const int64_t size = pieces == 1 ? n : ((n + pieces - 1) / pieces + 15) / 16 * 16;
+      int64_t k0 = 0;
+      do {  // an empty item is one empty chunk
+        chunks.push_back({static_cast<const std::byte*>(k) + k0 * row_bytes,
+                          static_cast<const std::byte*>(v) + k0 * row_bytes, std::min(size, n - k0)});
+        k0 += size;
+      } while (k0 < n);
+    };
     Task open;  // run of small items being packed
     int64_t open_cost = 0;
     auto close = [&] {
@@ -229,26 +251,44 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
     };
     for (int32_t i = 0; i < static_cast<int32_t>(items.size()); ++i) {
       const SparseItem& it = items[i];
-      if (it.n > split) {
+      const auto first_chunk = static_cast<int32_t>(chunks.size());
+      if (!it.segments || it.n <= it.segment_rows) {
+        add_run(it.k, it.v, it.n);
+      } else {
+        for (int32_t seg = 0; kvmgr::context_segment_first(seg, it.segment_rows) < it.n; ++seg) {
+          const int64_t first = kvmgr::context_segment_first(seg, it.segment_rows);
+          add_run(it.segments[seg].k, it.segments[seg].v,
+                  std::min(it.n - first, kvmgr::context_segment_rows(seg, it.segment_rows)));
+        }
+      }
+      const auto n_chunks = static_cast<int32_t>(chunks.size()) - first_chunk;
+      if (n_chunks > 1) {
         close();
         Split& s = splits[i];
-        s.chunks = static_cast<int32_t>((it.n + split - 1) / split);
-        s.chunk_tokens = ((it.n + s.chunks - 1) / s.chunks + 15) / 16 * 16;
-        s.chunks = static_cast<int32_t>((it.n + s.chunk_tokens - 1) / s.chunk_tokens);
+        s.first_chunk = first_chunk;
+        s.chunks = n_chunks;
         const int64_t rows = static_cast<int64_t>(it.n_rows) * group;
         const int64_t line = kLine / sizeof(float);
         s.partial_stride = (rows * head_dim + rows + line - 1) / line * line;
         s.partial_offset = partial_floats;
         partial_floats += s.partial_stride * s.chunks;
-        for (int32_t c = 0; c < s.chunks; ++c) tasks.push_back({i, 1, c, it.node});
+        // Consecutive chunks (short segments) share a task up to the split.
+        for (int32_t c = 0; c < n_chunks;) {
+          int32_t end = c + 1;
+          int64_t cost = chunks[first_chunk + c].n;
+          while (end < n_chunks && cost + chunks[first_chunk + end].n <= split) cost += chunks[first_chunk + end++].n;
+          tasks.push_back({i, 1, first_chunk + c, end - c, it.node});
+          c = end;
+        }
         continue;
       }
+      chunks.pop_back();  // a whole item: the kernel reads it from the item itself
       const int64_t cost = it.n + kItemOverheadTokens;
       const bool fits = open.count > 0 && open.node == it.node && open_cost + cost <= split &&
                         (config_.max_packed_heads <= 0 || open.count < config_.max_packed_heads);
       if (!fits) {
         close();
-        open = {i, 0, -1, it.node};
+        open = {i, 0, -1, 0, it.node};
       }
       ++open.count;
       open_cost += cost;
@@ -322,18 +362,18 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
       const SparseItem& it = items[t.first];
       const Split& s = splits[t.first];
       arch::UnitParams p = params(it);
-      const int64_t k0 = t.chunk * s.chunk_tokens;
-      const auto bytes = static_cast<int64_t>(k0 * head_dim * elem);
-      p.k = static_cast<const std::byte*>(it.k) + bytes;
-      p.v = static_cast<const std::byte*>(it.v) + bytes;
-      p.n = std::min(s.chunk_tokens, it.n - k0);
       const int32_t rows = it.n_rows * group;
-      p.o = partial.get() + s.partial_offset + t.chunk * s.partial_stride;
       p.o_row_stride = static_cast<int64_t>(group) * head_dim;
-      p.lse = p.o + static_cast<int64_t>(rows) * head_dim;
       p.lse_row_stride = group;
-      kernel(p);
-      if (remaining[t.first].fetch_sub(1, std::memory_order_acq_rel) == 1) combine(t.first);
+      for (int32_t c = t.chunk; c < t.chunk + t.chunks; ++c) {
+        p.k = chunks[c].k;
+        p.v = chunks[c].v;
+        p.n = chunks[c].n;
+        p.o = partial.get() + s.partial_offset + (c - s.first_chunk) * s.partial_stride;
+        p.lse = p.o + static_cast<int64_t>(rows) * head_dim;
+        kernel(p);
+      }
+      if (remaining[t.first].fetch_sub(t.chunks, std::memory_order_acq_rel) == t.chunks) combine(t.first);
     }
     if (stats) {
       const int slot = tbb::this_task_arena::current_thread_index();

@@ -1,5 +1,5 @@
 // The CPU engine's sparse attention (HGCA §3.3, "CPU-local sparse attention"): one call takes a
-// whole step's work items — (sequence, KV head) pairs with their contiguous context caches — splits
+// whole step's work items — (sequence, KV head) pairs with their context caches — splits
 // them into tasks balanced by selected tokens, and runs SIMD kernels chosen from CPUID on the pool.
 #pragma once
 
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hgca/hgca.hpp"
+#include "kvmgr/context_segments.hpp"
 
 namespace hgca::cpu {
 
@@ -29,7 +30,7 @@ CpuIsa to_cpu_isa(SparseIsa isa);
 std::vector<CpuIsa> supported_isas();
 
 /// One (sequence, KV head) of a step: the group's query rows attend to the n keys of the head's
-/// context set S, stored contiguously ([n, head_dim] each for K and V, in the call's dtype).
+/// context set S, [n, head_dim] each for K and V in the call's dtype: contiguous, or in segments.
 struct SparseItem {
   const void* k = nullptr;
   const void* v = nullptr;
@@ -42,12 +43,18 @@ struct SparseItem {
   float* lse = nullptr;        ///< natural log of Σ exp(scaled score); row r, head g at lse + r*lse_row_stride + g
   int64_t lse_row_stride = 0;
   int32_t node = 0;            ///< NUMA node whose arena works on this item (index into the arenas)
+  /// Non-null: S lies in a context cache's segments (kvmgr/context_segments.hpp), segment s at
+  /// segments[s], the first of segment_rows rows; k and v are segment 0's. Each segment is a run of
+  /// its own, merged with the others by LSE.
+  const kvmgr::KvSegment* segments = nullptr;
+  int64_t segment_rows = 0;
 };
 
 struct SparseEngineConfig {
   SparseIsa isa = SparseIsa::kAuto;
-  /// Largest number of keys one task reads; longer context sets are split into chunks of about this
-  /// size whose partial (o, lse) are merged exactly by LSE. 0: chosen from the step's total selected
+  /// Largest number of keys one task reads; longer context sets (and segments) are split into
+  /// chunks of about this size whose partial (o, lse) are merged exactly by LSE; a segmented
+  /// set's short segments share a task up to this size. 0: chosen from the step's total selected
   /// tokens (never from the thread count, so results are the same at every thread count).
   int64_t kv_split_tokens = 0;
   /// Most adjacent small items ((sequence, KV head) pairs) packed into one task; 0: as many as fit

@@ -2,7 +2,7 @@
 // (row, head) pairs and one chunk of its keys per block: a K pass puts the chunk's scores in shared
 // memory (each K row read once, 16 bytes per lane, for every pair of the tile), a V pass adds
 // exp2(s − m)·v, with the running max and sum carried across sub-chunks of what fits in shared
-// memory. A block that covers all of its item's keys writes o and LSE; otherwise it leaves a
+// memory (a sub-chunk ends early at a segment's end). A block that covers all of its item's keys writes o and LSE; otherwise it leaves a
 // partial state and the combine kernel merges an item's chunks exactly by LSE.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -153,10 +153,22 @@ __global__ void __launch_bounds__(kSparseThreads, sparse_blocks_per_sm(TP)) spar
     }
     __syncthreads();
 
-    for (int64_t s0 = k0; s0 < k1; s0 += kSub) {
-      const int ns = static_cast<int>(min64(kSub, k1 - s0));
-      const T* kb = static_cast<const T*>(it.k) + s0 * D + dl * 8;
-      const T* vb = static_cast<const T*>(it.v) + s0 * D + dl * 8;
+    for (int64_t s0 = k0; s0 < k1;) {
+      // The sub-chunk's rows: in one run, or in the segment holding key s0, where it ends early.
+      const T* kr = static_cast<const T*>(it.k);
+      const T* vr = static_cast<const T*>(it.v);
+      int64_t run_first = 0, run_end = k1;
+      if (it.segments) {
+        const int32_t sg = kvmgr::context_segment_of(s0, it.segment_rows);
+        const kvmgr::KvSegment seg = it.segments[sg];
+        kr = static_cast<const T*>(seg.k);
+        vr = static_cast<const T*>(seg.v);
+        run_first = kvmgr::context_segment_first(sg, it.segment_rows);
+        run_end = min64(k1, run_first + kvmgr::context_segment_rows(sg, it.segment_rows));
+      }
+      const int ns = static_cast<int>(min64(kSub, run_end - s0));
+      const T* kb = kr + (s0 - run_first) * D + dl * 8;
+      const T* vb = vr + (s0 - run_first) * D + dl * 8;
       // Loads this thread's 16 bytes (or 32) of the keys of step `base` (zeros past the sub-chunk).
       auto load_step = [&](const T* rows, int base, RowBits<T> (&raw)[kUnroll]) {
 #pragma unroll
@@ -286,6 +298,7 @@ __global__ void __launch_bounds__(kSparseThreads, sparse_blocks_per_sm(TP)) spar
         }
       }
       __syncthreads();  // red complete; the next sub-chunk overwrites sc and corr_s
+      s0 += ns;
     }
 
     // ---- the tile's results: one output per pair, summed over the warps ----

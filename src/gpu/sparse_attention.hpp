@@ -10,18 +10,13 @@
 #include <span>
 
 #include "hgca/hgca.hpp"
-
-#if defined(__CUDACC__)
-#define HGCA_HOST_DEVICE __host__ __device__
-#else
-#define HGCA_HOST_DEVICE
-#endif
+#include "kvmgr/context_segments.hpp"  // also HGCA_HOST_DEVICE
 
 namespace hgca::gpu {
 
 /// One (sequence, KV head) item, exactly as cpu::SparseItem (same fields, strides and results,
 /// without the NUMA node): the group's n_rows query rows attend to all n keys of the head's context
-/// set, K and V [n, head_dim] contiguous in the call's dtype. There is no mask: every context entry
+/// set, K and V [n, head_dim] in the call's dtype, contiguous or in segments. There is no mask: every context entry
 /// is older than every new token. Every pointer is device-readable (device memory, or pinned host
 /// memory mapped into the device's address space). K and V rows are read with 16-byte loads when
 /// k and v are 16-byte aligned, element by element otherwise.
@@ -36,6 +31,11 @@ struct SparseAttentionItem {
   int64_t o_row_stride = 0;
   float* lse = nullptr;      ///< natural log of Σ exp(scaled score); row r, head g at lse + r*lse_row_stride + g
   int64_t lse_row_stride = 0;
+  /// Non-null: the keys lie in a context cache's segments (kvmgr/context_segments.hpp), segment s
+  /// at segments[s] (a device-readable table), the first of segment_rows rows; k and v are
+  /// segment 0's.
+  const kvmgr::KvSegment* segments = nullptr;
+  int64_t segment_rows = 0;
 };
 
 /// What a launch is sized for. The kernels read the items on the device, so these may be bounds

@@ -73,33 +73,93 @@ void for_each_head_run(int32_t hkv, int32_t per_task, F&& body) {
 
 // ---- ContextCache ----
 
-void ContextCache::reserve(StoreMemory& memory, int node, int64_t rows, std::size_t row_bytes) {
-  if (rows <= capacity_) return;
-  // Each half a power of two of at least 2 KiB: spans come in few sizes, and the chunks that serve
-  // them are reused as caches grow.
-  const std::size_t half = std::bit_ceil(std::max<std::size_t>(static_cast<std::size_t>(rows) * row_bytes, 2048));
-  StoreSpan grown = memory.allocate(node, 2 * half);
-  if (rows_ > 0) {
-    // Once the store memory outgrows the last-level cache the rows are streamed, as bulk rows into
-    // blocks are (StoreWrites): the new span's lines are not read for ownership first. Caches of
-    // sequences that evict alike grow in the same step, so these copies come in bursts of many MB.
-    const std::size_t bytes = static_cast<std::size_t>(rows_) * row_bytes;
-    const bool stream = streams(memory, row_bytes);
-    copy_bytes(grown.data(), k(), bytes, stream);
-    copy_bytes(grown.data() + half, v(), bytes, stream);
-    if (stream) stream_fence();
-  }
-  span_ = std::move(grown);
-  v_offset_ = half;
-  capacity_ = static_cast<int64_t>(half / row_bytes);
+int64_t ContextCache::segment_rows_for(std::size_t row_bytes, std::size_t first_segment_bytes) {
+  return static_cast<int64_t>(std::bit_floor(std::max<std::size_t>(first_segment_bytes / row_bytes, 1)));
 }
 
-void ContextCache::push_back(const std::byte* k_rows, const std::byte* v_rows, int64_t n, std::size_t row_bytes) {
+std::byte* ContextCache::row(int64_t r, bool v) const {
+  const int32_t s = context_segment_of(r, segment_rows_);
+  const Segment& seg = segments_[s];
+  return seg.span.data() + (v ? seg.v_offset : 0) +
+         static_cast<std::size_t>(r - context_segment_first(s, segment_rows_)) * row_bytes_;
+}
+
+bool ContextCache::device_readable() const {
+  if (table_ && !table_.device_readable()) return false;
+  return std::all_of(segments_.begin(), segments_.end(), [](const Segment& s) { return s.span.device_readable(); });
+}
+
+void ContextCache::reserve(StoreMemory& memory, int node, int64_t rows, std::size_t row_bytes) {
+  if (rows <= capacity_) return;
+  if (segment_rows_ == 0) {
+    row_bytes_ = row_bytes;
+    segment_rows_ = segment_rows_for(row_bytes, memory.options().context_first_segment_bytes);
+  }
+  assert(row_bytes == row_bytes_);
+  const int64_t c0 = segment_rows_;
+  // Everything that can fail first, into locals: the cache changes only once all of it is had.
+  Segment first;  // the first segment, grown
+  const int64_t first_rows = segments_.empty() ? 0 : std::min(capacity_, c0);
+  if (first_rows < std::min(rows, c0)) {
+    // Halves a power of two of at least 2 KiB while they grow, so that spans come in few sizes and
+    // the chunks that serve them are reused; the full first segment exactly c0 rows.
+    const std::size_t full = static_cast<std::size_t>(c0) * row_bytes;
+    first.v_offset = std::min(full, std::bit_ceil(std::max<std::size_t>(static_cast<std::size_t>(std::min(rows, c0)) * row_bytes, 2048)));
+    first.span = memory.allocate(node, 2 * first.v_offset);
+  }
+  StoreSpan table;
+  std::vector<Segment> added;
+  for (int32_t s = std::max(segment_count(), 1); context_segment_first(s, c0) < rows; ++s) {
+    if (s >= kMaxContextSegments) throw StoreMemoryExhausted(fmt::format("a context cache of {} rows, past its {} segments", rows, kMaxContextSegments));
+    Segment& seg = added.emplace_back();
+    seg.v_offset = static_cast<std::size_t>(context_segment_rows(s, c0)) * row_bytes;
+    seg.span = memory.allocate(node, 2 * seg.v_offset);
+  }
+  if (!added.empty() && !table_) table = memory.allocate(node, sizeof(KvSegment) * kMaxContextSegments);
+  segments_.reserve(std::max<std::size_t>(segments_.size(), 1) + added.size());
+
+  if (first.span) {
+    if (rows_ > 0) {
+      // Once the store memory outgrows the last-level cache the rows are streamed, as bulk rows into
+      // blocks are (StoreWrites): the new span's lines are not read for ownership first.
+      const std::size_t bytes = static_cast<std::size_t>(rows_) * row_bytes;
+      const bool stream = streams(memory, row_bytes);
+      copy_bytes(first.span.data(), k(), bytes, stream);
+      copy_bytes(first.span.data() + first.v_offset, v(), bytes, stream);
+      if (stream) stream_fence();
+    }
+    if (segments_.empty()) segments_.push_back(std::move(first));
+    else segments_[0] = std::move(first);
+  }
+  const int32_t listed = table ? 0 : segment_count();  // the table's entries written already
+  if (table) table_ = std::move(table);
+  for (Segment& seg : added) segments_.push_back(std::move(seg));
+  if (segments_.size() > 1) {
+    // Listed entries are never written again (their rows never move): a device reading the table
+    // while the cache grows sees them as they were.
+    auto* entries = reinterpret_cast<KvSegment*>(table_.data());
+    for (int32_t s = listed; s < segment_count(); ++s) entries[s] = segment(s);
+    capacity_ = context_segment_first(segment_count(), c0);
+  } else {
+    capacity_ = static_cast<int64_t>(segments_[0].v_offset / row_bytes);
+  }
+}
+
+void ContextCache::push_back(const std::byte* k_rows, const std::byte* v_rows, int64_t n) {
   assert(rows_ + n <= capacity_);
-  const std::size_t at = static_cast<std::size_t>(rows_) * row_bytes, bytes = static_cast<std::size_t>(n) * row_bytes;
-  std::memcpy(span_.data() + at, k_rows, bytes);
-  std::memcpy(span_.data() + v_offset_ + at, v_rows, bytes);
-  rows_ += n;
+  while (n > 0) {
+    // The rest of the segment holding row rows_ (of the first segment: its capacity).
+    const int32_t s = context_segment_of(rows_, segment_rows_);
+    const int64_t end = std::min(capacity_, context_segment_first(s, segment_rows_) + context_segment_rows(s, segment_rows_));
+    const int64_t take = std::min(n, end - rows_);
+    const std::size_t bytes = static_cast<std::size_t>(take) * row_bytes_;
+    std::memcpy(row(rows_, false), k_rows, bytes);
+    std::memcpy(row(rows_, true), v_rows, bytes);
+    k_rows += bytes;
+    v_rows += bytes;
+    rows_ += take;
+    n -= take;
+  }
 }
 
 // ---- DramStore ----
@@ -319,7 +379,7 @@ void DramStore::sync_context_cache(HeadStore& s, int32_t h) {
     const uint32_t j = indices[c];
     int64_t n = 1;
     while (c + n < s.context.size() && indices[c + n] == j + n && (j + n) % block_tokens_ != 0) ++n;
-    s.context_cache.push_back(k(h, j), v(h, j), n, head_row_bytes_);
+    s.context_cache.push_back(k(h, j), v(h, j), n);
     c += n;
   }
 }

@@ -1,5 +1,5 @@
 // The KV of one (layer, sequence): its window ring, and per KV head the DRAM store of every entry
-// that left the window, with its MAW, its context set S and the contiguous context cache of S.
+// that left the window, with its MAW, its context set S and the context cache of S (its K/V in a few long runs).
 #pragma once
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "kvmgr/context_segments.hpp"
 #include "kvmgr/selection.hpp"
 #include "kvmgr/store_memory.hpp"
 #include "kvmgr/window.hpp"
@@ -34,27 +35,55 @@ struct SelectionParams {
   int32_t heads_per_task = 1;
 };
 
-/// The context cache of one KV head: S's K rows and V rows, each contiguous [|S|, D], in one span
-/// of store memory (K in its first half, V in its second) that doubles when S outgrows it, so the
-/// CPU reads what it attends to front to back and a device can read it through its host address.
+/// The context cache of one KV head: S's K rows and V rows, [|S|, D] each, in segments of store
+/// memory (context_segments.hpp), so that the CPU reads what it attends to in a few long runs and a
+/// device reads it through its host address. The first segment doubles (moving its rows) up to
+/// segment_rows() rows; past that, segments are added and no row moves again.
 class ContextCache {
  public:
-  const std::byte* k() const { return span_.data(); }
-  const std::byte* v() const { return span_ ? span_.data() + v_offset_ : nullptr; }
+  /// Rows of the first segment: the most rows of `row_bytes` that `first_segment_bytes`
+  /// (StoreMemoryOptions::context_first_segment_bytes) holds, rounded down to a power of two (≥ 1).
+  static int64_t segment_rows_for(std::size_t row_bytes, std::size_t first_segment_bytes);
+
   int64_t rows() const { return rows_; }
   int64_t capacity() const { return capacity_; }
-  const StoreSpan& span() const { return span_; }
+  /// Rows of the first segment (0 before the first reserve).
+  int64_t segment_rows() const { return segment_rows_; }
+  int32_t segment_count() const { return static_cast<int32_t>(segments_.size()); }
+  /// Segment s (< segment_count()): its rows per context_segment_first / context_segment_rows.
+  KvSegment segment(int32_t s) const {
+    return {segments_[s].span.data(), segments_[s].span.data() + segments_[s].v_offset};
+  }
+  /// Every segment, in store memory (device-readable where it is); null while there is one segment,
+  /// whose rows are then all at k() and v().
+  const KvSegment* segments() const { return table_ ? reinterpret_cast<const KvSegment*>(table_.data()) : nullptr; }
+  /// The first segment's rows.
+  const std::byte* k() const { return segments_.empty() ? nullptr : segments_[0].span.data(); }
+  const std::byte* v() const { return segments_.empty() ? nullptr : segments_[0].span.data() + segments_[0].v_offset; }
+  /// K / V row r (< capacity()).
+  const std::byte* k_row(int64_t r) const { return row(r, false); }
+  const std::byte* v_row(int64_t r) const { return row(r, true); }
+  /// Whether a device can read every segment (and the segment table) through its host address.
+  bool device_readable() const;
 
-  /// Room for `rows` rows of `row_bytes`, the rows held kept. Throws StoreMemoryExhausted, leaving
-  /// the cache as it was.
+  /// Room for `rows` rows of `row_bytes` (the same at every call), the rows held kept. Throws
+  /// StoreMemoryExhausted, leaving the cache as it was.
   void reserve(StoreMemory& memory, int node, int64_t rows, std::size_t row_bytes);
   /// Appends `n` contiguous K rows and V rows (within capacity()).
-  void push_back(const std::byte* k_rows, const std::byte* v_rows, int64_t n, std::size_t row_bytes);
+  void push_back(const std::byte* k_rows, const std::byte* v_rows, int64_t n);
   void truncate(int64_t rows) { rows_ = std::min(rows_, rows); }
 
  private:
-  StoreSpan span_;
-  std::size_t v_offset_ = 0;
+  struct Segment {
+    StoreSpan span;  // K rows, then V rows at v_offset
+    std::size_t v_offset = 0;
+  };
+  std::byte* row(int64_t r, bool v) const;
+
+  std::vector<Segment> segments_;
+  StoreSpan table_;  // KvSegment[kMaxContextSegments], from the second segment on
+  std::size_t row_bytes_ = 0;
+  int64_t segment_rows_ = 0;
   int64_t rows_ = 0, capacity_ = 0;
 };
 
@@ -64,7 +93,7 @@ struct HeadStore {
   std::vector<float> maw;         ///< per entry, as it left the window (or as re-evaluated)
   std::vector<uint32_t> n_ref;    ///< per entry: entries its weights were normalized over
   ContextSet context;             ///< S
-  ContextCache context_cache;     ///< S's K/V, contiguous
+  ContextCache context_cache;     ///< S's K/V, in segments
 
   int64_t size() const { return static_cast<int64_t>(maw.size()); }
 };

@@ -1,8 +1,8 @@
 // The GPU sparse attention against the fp64 reference and against the CPU engine on the same items:
 // every dtype, GQA groups 1–8, head dims 8–256, decode and appends, context sets of 0 to thousands
 // of keys in one ragged launch, strided rows whose gaps must stay untouched, plans that do not fit
-// the items, long unsplit items whose running max moves from sub-chunk to sub-chunk, unaligned K/V,
-// items and K/V in mapped host memory, and items rewritten between replays of a captured graph.
+// the items, long unsplit items whose running max moves from sub-chunk to sub-chunk, keys in
+// segments, unaligned K/V, items and K/V in mapped host memory, and items rewritten between replays of a captured graph.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include <oneapi/tbb/task_arena.h>
@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -225,9 +227,64 @@ void expect_correct(const Batch& b, const std::vector<float>& o, const std::vect
   expect_matches(b, o, lse, cpu_o, cpu_lse, "CPU engine, " + how);
 }
 
-/// Runs the batch from device memory with `plan` (default: planned for the batch's own shape);
-/// returns o and lse as the launch left them (poisoned with NaN before).
-void run_device(const Batch& b, std::vector<float>& o, std::vector<float>& lse, const SparseAttentionPlan* plan = nullptr) {
+/// The batch's K and V in device memory as context caches hold them past their first segment:
+/// each item's rows in segments (segment 0 of segment_rows rows, each later one as long as all
+/// before it), the segments placed back to front (no two of an item adjacent), and each item's
+/// segment table in device memory too.
+struct DeviceSegments {
+  std::vector<kvmgr::KvSegment> tables;  // device addresses, each item's from table_at[i]
+  std::vector<std::size_t> table_at;
+  std::unique_ptr<DevBuf<std::byte>> rows;
+  std::unique_ptr<DevBuf<kvmgr::KvSegment>> d_tables;
+
+  DeviceSegments(const Batch& b, int64_t segment_rows) {
+    const auto row = static_cast<int64_t>(b.d * b.es);
+    struct Piece {
+      const std::byte *k, *v;
+      int64_t n, size;
+    };
+    std::vector<Piece> pieces;
+    for (std::size_t i = 0; i < b.specs.size(); ++i) {
+      table_at.push_back(pieces.size());
+      for (int64_t first = 0, size = segment_rows; first < b.specs[i].n; first += size, size = first) {
+        pieces.push_back({b.k.data() + (b.kv_at[i] * b.es) + first * row, b.v.data() + (b.kv_at[i] * b.es) + first * row,
+                          std::min(size, b.specs[i].n - first), size});
+      }
+    }
+    std::size_t total = 0;
+    for (const Piece& pc : pieces) total += 2 * static_cast<std::size_t>(pc.size * row);
+    rows = std::make_unique<DevBuf<std::byte>>(std::max<std::size_t>(total, 16));
+    std::vector<std::byte> host(total);
+    std::size_t at = total;
+    for (const Piece& pc : pieces) {  // back to front
+      const auto half = static_cast<std::size_t>(pc.size * row);
+      at -= 2 * half;
+      std::memcpy(host.data() + at, pc.k, static_cast<std::size_t>(pc.n * row));
+      std::memcpy(host.data() + at + half, pc.v, static_cast<std::size_t>(pc.n * row));
+      tables.push_back({rows->p + at, rows->p + at + half});
+    }
+    EXPECT_EQ(cudaMemcpy(rows->p, host.data(), total, cudaMemcpyHostToDevice), cudaSuccess);
+    d_tables = std::make_unique<DevBuf<kvmgr::KvSegment>>(std::max<std::size_t>(tables.size(), 1));
+    EXPECT_EQ(cudaMemcpy(d_tables->p, tables.data(), tables.size() * sizeof(tables[0]), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+
+  /// Items with keys point into the segments.
+  void repoint(const Batch& b, std::vector<SparseAttentionItem>& items, int64_t segment_rows) const {
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (b.specs[i].n == 0) continue;
+      items[i].k = tables[table_at[i]].k;
+      items[i].v = tables[table_at[i]].v;
+      items[i].segments = d_tables->p + table_at[i];
+      items[i].segment_rows = segment_rows;
+    }
+  }
+};
+
+/// Runs the batch from device memory with `plan` (default: planned for the batch's own shape), its
+/// keys in segments when segment_rows > 0; returns o and lse as the launch left them (poisoned
+/// with NaN before).
+void run_device(const Batch& b, std::vector<float>& o, std::vector<float>& lse, const SparseAttentionPlan* plan = nullptr,
+                int64_t segment_rows = 0) {
   DevBuf<std::byte> dk(b.k.size()), dv(b.v.size()), dq(b.q.size());
   DevBuf<float> d_o(b.o_elems), d_lse(b.lse_elems);
   DevBuf<SparseAttentionItem> d_items(b.specs.size());
@@ -238,7 +295,9 @@ void run_device(const Batch& b, std::vector<float>& o, std::vector<float>& lse, 
   lse.assign(b.lse_elems, std::nanf(""));
   CUDA_OK(cudaMemcpy(d_o.p, o.data(), o.size() * 4, cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemcpy(d_lse.p, lse.data(), lse.size() * 4, cudaMemcpyHostToDevice));
-  const auto items = b.items(dk.p, dv.p, dq.p, d_o.p, d_lse.p);
+  auto items = b.items(dk.p, dv.p, dq.p, d_o.p, d_lse.p);
+  std::optional<DeviceSegments> segments;
+  if (segment_rows > 0) segments.emplace(b, segment_rows).repoint(b, items, segment_rows);
   CUDA_OK(cudaMemcpy(d_items.p, items.data(), items.size() * sizeof(items[0]), cudaMemcpyHostToDevice));
 
   SparseAttentionParams p;
@@ -265,11 +324,12 @@ std::string plan_name(const SparseAttentionPlan& p) {
          std::to_string(p.kv_splits) + " split_pairs " + std::to_string(p.split_pairs);
 }
 
-void run_and_check(const Batch& b, const SparseAttentionPlan* plan = nullptr) {
+void run_and_check(const Batch& b, const SparseAttentionPlan* plan = nullptr, int64_t segment_rows = 0) {
   std::vector<float> o, lse;
-  run_device(b, o, lse, plan);
+  run_device(b, o, lse, plan, segment_rows);
   if (::testing::Test::HasFatalFailure()) return;
-  expect_correct(b, o, lse, plan_name(plan ? *plan : plan_sparse_attention(b.shape(), b.group, sm_count())));
+  expect_correct(b, o, lse, plan_name(plan ? *plan : plan_sparse_attention(b.shape(), b.group, sm_count())) +
+                                " segment_rows " + std::to_string(segment_rows));
 }
 
 // Lengths 0 to thousands in one ragged launch: the default plan splits the long ones.
@@ -339,6 +399,27 @@ TEST(SparseAttention, LongUnsplitItemsCarryTheRunningMax) {
       const SparseAttentionPlan one_block{group <= 1 ? 1 : 8, 1, 1, 0};
       run_and_check(b, &one_block);
       run_and_check(b);  // and split by the default plan
+    }
+  }
+}
+
+// Keys in segments, as context caches hold them: sub-chunks and split chunks that reach a
+// segment's end go on in the next segment, with the default plan, one block per item (many
+// sub-chunks over many segments) and the most splits; decode and appends.
+TEST(SparseAttention, SegmentedKeysAndValues) {
+  for (DType dt : {DType::kBFloat16, DType::kFloat32}) {
+    for (int32_t rows : {1, 5}) {
+      std::vector<ItemSpec> specs = ragged(rows);
+      specs.push_back({20000, rows});
+      const Batch b(dt, 4, 128, specs, 29 + rows);
+      const SparseAttentionPlan one_block{8, 1, 1, 0};
+      const SparseAttentionPlan most{1, 1, kMaxSparseSplits, kMaxSparseSplitPairs};
+      for (int64_t segment_rows : {int64_t{64}, int64_t{100}, int64_t{512}}) {
+        run_and_check(b, nullptr, segment_rows);
+        run_and_check(b, &one_block, segment_rows);
+        run_and_check(b, &most, segment_rows);
+        if (HasFatalFailure()) return;
+      }
     }
   }
 }

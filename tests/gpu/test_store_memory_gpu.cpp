@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -54,7 +55,7 @@ TEST(GpuStoreMemory, KernelsReadStoreBlocksAndContextCachesAtTheirHostAddresses)
   kvmgr::DramStore store(kBlock, kHkv, kD, sizeof(uint16_t), memory, 0);
   std::mt19937_64 rng(8);
   const kvmgr::SelectionParams all{0.0f, 0, 1};  // every entry selected: the caches hold the store
-  for (int append = 0; append < 5; ++append) {
+  for (int append = 0; append < 25; ++append) {  // 1200 rows: past the first segment's 1024
     const int64_t count = 3 * kBlock;
     const auto k = ref::encode(ref::normal(rng, count * kHkv * kD), DType::kFloat16);
     const auto v = ref::encode(ref::normal(rng, count * kHkv * kD), DType::kFloat16);
@@ -78,9 +79,18 @@ TEST(GpuStoreMemory, KernelsReadStoreBlocksAndContextCachesAtTheirHostAddresses)
       expect_kernel_reads(s.blocks[b]->k(), kBlock * row, "block K");
       expect_kernel_reads(s.blocks[b]->v(), kBlock * row, "block V");
     }
-    EXPECT_TRUE(s.context_cache.span().device_readable());
-    expect_kernel_reads(s.context_cache.k(), s.context_cache.rows() * row, "context cache K");
-    expect_kernel_reads(s.context_cache.v(), s.context_cache.rows() * row, "context cache V");
+    EXPECT_GE(s.context_cache.segment_count(), 2);
+    EXPECT_TRUE(s.context_cache.device_readable());
+    for (int32_t seg = 0, first = 0; first < s.context_cache.rows(); ++seg) {
+      const int64_t size = seg == 0 ? s.context_cache.segment_rows() : first;
+      const int64_t n = std::min(size, s.context_cache.rows() - first);
+      expect_kernel_reads(static_cast<const std::byte*>(s.context_cache.segment(seg).k), n * row, "context cache K");
+      expect_kernel_reads(static_cast<const std::byte*>(s.context_cache.segment(seg).v), n * row, "context cache V");
+      first += static_cast<int32_t>(size);
+    }
+    if (s.context_cache.segments()) {
+      expect_kernel_reads(reinterpret_cast<const std::byte*>(s.context_cache.segments()), s.context_cache.segment_count() * sizeof(kvmgr::KvSegment), "segment table");
+    }
   }
 }
 
