@@ -2,8 +2,9 @@
 // (row, head) pairs and one chunk of its keys per block: a K pass puts the chunk's scores in shared
 // memory (each K row read once, 16 bytes per lane, for every pair of the tile), a V pass adds
 // exp2(s − m)·v, with the running max and sum carried across sub-chunks of what fits in shared
-// memory (a sub-chunk ends early at a segment's end). A block that covers all of its item's keys writes o and LSE; otherwise it leaves a
-// partial state and the combine kernel merges an item's chunks exactly by LSE.
+// memory (a sub-chunk ends early at a segment's end). A block that covers all of its item's keys
+// writes o and LSE; otherwise it leaves a partial state and the combine kernel merges an item's
+// chunks exactly by LSE.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

@@ -1,5 +1,6 @@
 // The KV of one (layer, sequence): its window ring, and per KV head the DRAM store of every entry
-// that left the window, with its MAW, its context set S and the context cache of S (its K/V in a few long runs).
+// that left the window, with its MAW, its context set S and the context cache of S (S's K/V in a
+// few long runs).
 #pragma once
 
 #include <algorithm>
