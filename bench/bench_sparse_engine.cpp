@@ -1,7 +1,8 @@
 // The CPU engine's sparse attention against DRAM: GB/s over the selected K+V bytes next to a
 // streaming read of the same size on the same arena in the same run, per ISA and dtype; load balance
 // with per-head selected lengths from 1 % to 30 % (slowest worker's busy time over the mean); append
-// (n_rows > 1) against an OpenBLAS sgemm formulation of the same attention.
+// (n_rows > 1) against an OpenBLAS sgemm formulation of the same attention; the balance workload
+// once more with each context set read as the runtime's context caches hold it, in segments.
 //
 // Working set: HGCA_BENCH_WS_MB (default 1536) MiB of selected K+V, far above any L3 it runs on. The
 // context caches and the streaming read's buffer are node memory as the runtime's store memory takes
@@ -29,6 +30,7 @@
 #include "cpu/pool.hpp"
 #include "cpu/sparse_engine.hpp"
 #include "hgca/dtype.hpp"
+#include "kvmgr/store.hpp"
 
 namespace {
 
@@ -226,8 +228,27 @@ void report(benchmark::State& state, const Workload& w, double seconds, double c
   state.SetBytesProcessed(w.kv_bytes * state.iterations());
 }
 
-/// The engine over a step with `lengths`; args: threads, ISA, dtype.
-void run_engine(benchmark::State& state, const std::vector<int64_t>& lengths, int32_t rows) {
+/// Each item's K and V read in segments as a context cache lays them out (the first of
+/// StoreMemoryOptions' default size, 512 rows here), over the same memory: what changes is only
+/// how the engine cuts and merges the runs. Returns the segment tables the items point into.
+std::vector<std::vector<hgca::kvmgr::KvSegment>> segment_items(Workload& w) {
+  const int64_t rows = hgca::kvmgr::ContextCache::segment_rows_for(
+      kHeadDim * sizeof(uint16_t), hgca::kvmgr::StoreMemoryOptions{}.context_first_segment_bytes);
+  std::vector<std::vector<hgca::kvmgr::KvSegment>> tables(w.items.size());
+  for (size_t i = 0; i < w.items.size(); ++i) {
+    SparseItem& it = w.items[i];
+    for (int32_t s = 0; hgca::kvmgr::context_segment_first(s, rows) < it.n; ++s) {
+      const int64_t at = hgca::kvmgr::context_segment_first(s, rows) * kHeadDim;
+      tables[i].push_back({static_cast<const uint16_t*>(it.k) + at, static_cast<const uint16_t*>(it.v) + at});
+    }
+    it.segments = tables[i].data();
+    it.segment_rows = rows;
+  }
+  return tables;
+}
+
+/// The engine over a step with `lengths` (in segments when `segmented`); args: threads, ISA, dtype.
+void run_engine(benchmark::State& state, const std::vector<int64_t>& lengths, int32_t rows, bool segmented = false) {
   const int threads = state.range(0) > 0 ? static_cast<int>(state.range(0)) : all_threads();
   const auto isa = static_cast<SparseIsa>(state.range(1));
   const auto dtype = static_cast<DType>(state.range(2));
@@ -237,6 +258,7 @@ void run_engine(benchmark::State& state, const std::vector<int64_t>& lengths, in
   }
   tbb::task_arena arena(threads);
   Workload w(dtype, lengths, rows, 7);
+  const auto tables = segmented ? segment_items(w) : std::vector<std::vector<hgca::kvmgr::KvSegment>>{};
   const SparseEngine engine(SparseEngineConfig{isa, 0, 0});
   const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
   const Rate dram = dram_read_gbps(arena, w.kv_bytes);
@@ -260,6 +282,7 @@ void run_engine(benchmark::State& state, const std::vector<int64_t>& lengths, in
 
 void BM_Decode(benchmark::State& state) { run_engine(state, uniform_lengths(), 1); }
 void BM_DecodeVaried(benchmark::State& state) { run_engine(state, varied_lengths(), 1); }
+void BM_DecodeVariedSegmented(benchmark::State& state) { run_engine(state, varied_lengths(), 1, true); }
 
 void decode_args(benchmark::internal::Benchmark* b) {
   for (auto dt : {DType::kBFloat16, DType::kFloat16}) {
@@ -270,10 +293,13 @@ void decode_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"threads", "isa", "dtype"})->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 }
 BENCHMARK(BM_Decode)->Apply(decode_args);
-BENCHMARK(BM_DecodeVaried)
-    ->Args({0, static_cast<int64_t>(SparseIsa::kAuto), static_cast<int64_t>(DType::kBFloat16)})
-    ->Args({0, static_cast<int64_t>(SparseIsa::kAuto), static_cast<int64_t>(DType::kFloat16)})
-    ->ArgNames({"threads", "isa", "dtype"})->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+void varied_args(benchmark::internal::Benchmark* b) {
+  b->Args({0, static_cast<int64_t>(SparseIsa::kAuto), static_cast<int64_t>(DType::kBFloat16)})
+      ->Args({0, static_cast<int64_t>(SparseIsa::kAuto), static_cast<int64_t>(DType::kFloat16)})
+      ->ArgNames({"threads", "isa", "dtype"})->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+}
+BENCHMARK(BM_DecodeVaried)->Apply(varied_args);
+BENCHMARK(BM_DecodeVariedSegmented)->Apply(varied_args);
 
 // --- append (n_rows > 1): the engine's own tiling against OpenBLAS sgemm over fp32 tiles ---
 

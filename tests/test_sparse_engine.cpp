@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <random>
@@ -237,7 +238,8 @@ TEST(SparseEngine, IdenticalBitsAtEveryThreadCount) {
 TEST(SparseEngine, SplitAndPackedTasksMatchReference) {
   const Case& c = get_case(DType::kBFloat16, 128, 8, 1);
   tbb::task_arena arena;
-  for (int64_t split : {int64_t{16}, int64_t{100}, int64_t{4096}, int64_t{1} << 20}) {
+  // A split of 2 leaves sets of 3 keys in one range of 16 (whole 16-key groups).
+  for (int64_t split : {int64_t{2}, int64_t{16}, int64_t{100}, int64_t{4096}, int64_t{1} << 20}) {
     for (int32_t heads : {0, 1, 4}) {
       const SparseEngine engine({SparseIsa::kAuto, split, heads});
       expect_matches_reference(c, run(c, engine, arena),
@@ -246,24 +248,32 @@ TEST(SparseEngine, SplitAndPackedTasksMatchReference) {
   }
 }
 
-// Context sets in segments (as context caches hold them past their first segment) give the
-// reference's answer with every split and packing, and identical bits at every thread count.
+// Context sets in segments (as context caches hold them past their first segment), which the
+// kernels attend run after run in one pass, give the reference's answer on every ISA path with
+// every split and packing, and identical bits at every thread count.
 TEST(SparseEngine, SegmentedContextSetsMatchReference) {
   const int all = static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
-  for (DType dtype : {DType::kBFloat16, DType::kFloat32}) {
-    const Case& c = get_case(dtype, 64, 4, 3);
-    for (int64_t segment_rows : {int64_t{1}, int64_t{16}, int64_t{64}, int64_t{512}}) {
-      for (const SparseEngineConfig cfg : {SparseEngineConfig{}, SparseEngineConfig{SparseIsa::kAuto, 100, 0},
-                                           SparseEngineConfig{SparseIsa::kAuto, int64_t{1} << 20, 2}}) {
-        const std::string what = std::string(to_string(dtype)) + " segment_rows=" + std::to_string(segment_rows) +
-                                 " split=" + std::to_string(cfg.kv_split_tokens);
-        const SparseEngine engine(cfg);
-        tbb::task_arena one(1), two(2), every(all);
-        const Result r1 = run(c, engine, one, segment_rows);
-        expect_matches_reference(c, r1, what);
-        if (HasFatalFailure()) return;
-        EXPECT_TRUE(same_bits(r1, run(c, engine, two, segment_rows))) << what << " threads=2";
-        EXPECT_TRUE(same_bits(r1, run(c, engine, every, segment_rows))) << what << " threads=" << all;
+  for (const SparseIsa isa : {SparseIsa::kPortable, SparseIsa::kAvx2, SparseIsa::kAvx512, SparseIsa::kAvx512Bf16}) {
+    if (!cpu::isa_supported(isa)) {
+      std::cout << "[ skipped  ] segmented sets on " << cpu::to_string(isa) << ": this CPU (or build) lacks it\n";
+      continue;
+    }
+    for (DType dtype : {DType::kBFloat16, DType::kFloat32}) {
+      const Case& c = get_case(dtype, 64, 4, 3);
+      for (int64_t segment_rows : {int64_t{1}, int64_t{16}, int64_t{64}, int64_t{512}}) {
+        for (const SparseEngineConfig cfg : {SparseEngineConfig{isa, 0, 0}, SparseEngineConfig{isa, 100, 0},
+                                             SparseEngineConfig{isa, int64_t{1} << 20, 2}}) {
+          const std::string what = std::string(cpu::to_string(isa)) + " " + to_string(dtype) +
+                                   " segment_rows=" + std::to_string(segment_rows) + " split=" +
+                                   std::to_string(cfg.kv_split_tokens);
+          const SparseEngine engine(cfg);
+          tbb::task_arena one(1), two(2), every(all);
+          const Result r1 = run(c, engine, one, segment_rows);
+          expect_matches_reference(c, r1, what);
+          if (HasFatalFailure()) return;
+          EXPECT_TRUE(same_bits(r1, run(c, engine, two, segment_rows))) << what << " threads=2";
+          EXPECT_TRUE(same_bits(r1, run(c, engine, every, segment_rows))) << what << " threads=" << all;
+        }
       }
     }
   }

@@ -61,26 +61,26 @@ class DenormalsFlushed {
 #endif
 };
 
-/// A run of one item's keys that one kernel call attends: within one segment, at most the split.
+/// A range of one item's keys that one kernel call attends: runs [first_run, first_run + runs) of
+/// the call's list (one, or more where the range spans segments), n keys in all.
 struct Chunk {
-  const std::byte* k = nullptr;
-  const std::byte* v = nullptr;
+  int32_t first_run = 0;
+  int32_t runs = 0;
   int64_t n = 0;
 };
 
-/// One piece of the schedule: either a run of whole items [first, first + count), or chunks
-/// [chunk, chunk + chunks) of the split item `first`.
+/// One piece of the schedule: either a run of whole items [first, first + count), or chunk `chunk`
+/// (an index into the call's chunks) of the split item `first`.
 struct Task {
   int32_t first = 0;
   int32_t count = 0;
-  int32_t chunk = -1;  // ≥ 0: chunks of a split item
-  int32_t chunks = 0;
+  int32_t chunk = -1;  // ≥ 0: a chunk of a split item
   int32_t node = 0;
 };
 
-/// An item attended in more than one chunk (longer than the split, or in several segments): chunk
-/// c (of `chunks`, from `first_chunk` in the call's list) writes its partial state to its own
-/// cache-line-aligned slot of the call's partial buffer.
+/// How an item is cut: chunks [first_chunk, first_chunk + chunks) of the call's list; more than one
+/// (a set longer than the split) write their partial states to their own cache-line-aligned slots
+/// of the call's partial buffer.
 struct Split {
   int32_t first_chunk = 0;
   int32_t chunks = 0;
@@ -226,21 +226,33 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
   // The schedule depends on the items and the config only, never on the thread count, so every
   // thread count computes the same chunks and merges them in the same order: identical results.
   std::vector<Split> splits(items.size());
+  std::vector<arch::KvRun> runs;
   std::vector<Chunk> chunks;
   std::vector<Task> tasks;
   int64_t partial_floats = 0;
   {
-    // A run of keys longer than the split is cut into about equal chunks of whole 16-key groups.
     const auto row_bytes = static_cast<int64_t>(head_dim * elem);
-    auto add_run = [&](const void* k, const void* v, int64_t n) {
-      const int32_t pieces = static_cast<int32_t>(n > split ? (n + split - 1) / split : 1);
-      const int64_t size = pieces == 1 ? n : ((n + pieces - 1) / pieces + 15) / 16 * 16;
-      int64_t k0 = 0;
-      do {  // an empty item is one empty chunk
-        chunks.push_back({static_cast<const std::byte*>(k) + k0 * row_bytes,
-                          static_cast<const std::byte*>(v) + k0 * row_bytes, std::min(size, n - k0)});
-        k0 += size;
-      } while (k0 < n);
+    // Keys [k0, k1) of `it` as one chunk, its runs cut where a segment ends (an empty range: one
+    // empty run).
+    auto add_chunk = [&](const SparseItem& it, int64_t k0, int64_t k1) {
+      Chunk ch{static_cast<int32_t>(runs.size()), 0, k1 - k0};
+      do {
+        const void* k = it.k;
+        const void* v = it.v;
+        int64_t first = 0, end = k1;
+        if (it.segments && it.n > it.segment_rows) {
+          const int32_t seg = kvmgr::context_segment_of(k0, it.segment_rows);
+          k = it.segments[seg].k;
+          v = it.segments[seg].v;
+          first = kvmgr::context_segment_first(seg, it.segment_rows);
+          end = std::min(k1, first + kvmgr::context_segment_rows(seg, it.segment_rows));
+        }
+        runs.push_back({static_cast<const std::byte*>(k) + (k0 - first) * row_bytes,
+                        static_cast<const std::byte*>(v) + (k0 - first) * row_bytes, end - k0});
+        ++ch.runs;
+        k0 = end;
+      } while (k0 < k1);
+      chunks.push_back(ch);
     };
     Task open;  // run of small items being packed
     int64_t open_cost = 0;
@@ -251,44 +263,34 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
     };
     for (int32_t i = 0; i < static_cast<int32_t>(items.size()); ++i) {
       const SparseItem& it = items[i];
-      const auto first_chunk = static_cast<int32_t>(chunks.size());
-      if (!it.segments || it.n <= it.segment_rows) {
-        add_run(it.k, it.v, it.n);
-      } else {
-        for (int32_t seg = 0; kvmgr::context_segment_first(seg, it.segment_rows) < it.n; ++seg) {
-          const int64_t first = kvmgr::context_segment_first(seg, it.segment_rows);
-          add_run(it.segments[seg].k, it.segments[seg].v,
-                  std::min(it.n - first, kvmgr::context_segment_rows(seg, it.segment_rows)));
-        }
-      }
-      const auto n_chunks = static_cast<int32_t>(chunks.size()) - first_chunk;
-      if (n_chunks > 1) {
+      // A set longer than the split is cut into chunks of about equal length (whole 16-key groups),
+      // a task each, wherever its segments end.
+      Split& s = splits[i];
+      s.first_chunk = static_cast<int32_t>(chunks.size());
+      const int64_t pieces = it.n > split ? (it.n + split - 1) / split : 1;  // at most
+      const int64_t size = pieces == 1 ? it.n : ((it.n + pieces - 1) / pieces + 15) / 16 * 16;
+      int64_t k0 = 0;
+      do {
+        add_chunk(it, k0, std::min(it.n, k0 + size));
+        k0 += size;
+      } while (k0 < it.n);
+      s.chunks = static_cast<int32_t>(chunks.size()) - s.first_chunk;
+      if (s.chunks > 1) {
         close();
-        Split& s = splits[i];
-        s.first_chunk = first_chunk;
-        s.chunks = n_chunks;
         const int64_t rows = static_cast<int64_t>(it.n_rows) * group;
         const int64_t line = kLine / sizeof(float);
         s.partial_stride = (rows * head_dim + rows + line - 1) / line * line;
         s.partial_offset = partial_floats;
         partial_floats += s.partial_stride * s.chunks;
-        // Consecutive chunks (short segments) share a task up to the split.
-        for (int32_t c = 0; c < n_chunks;) {
-          int32_t end = c + 1;
-          int64_t cost = chunks[first_chunk + c].n;
-          while (end < n_chunks && cost + chunks[first_chunk + end].n <= split) cost += chunks[first_chunk + end++].n;
-          tasks.push_back({i, 1, first_chunk + c, end - c, it.node});
-          c = end;
-        }
+        for (int32_t c = 0; c < s.chunks; ++c) tasks.push_back({i, 1, s.first_chunk + c, it.node});
         continue;
       }
-      chunks.pop_back();  // a whole item: the kernel reads it from the item itself
       const int64_t cost = it.n + kItemOverheadTokens;
       const bool fits = open.count > 0 && open.node == it.node && open_cost + cost <= split &&
                         (config_.max_packed_heads <= 0 || open.count < config_.max_packed_heads);
       if (!fits) {
         close();
-        open = {i, 0, -1, 0, it.node};
+        open = {i, 0, -1, it.node};
       }
       ++open.count;
       open_cost += cost;
@@ -353,27 +355,37 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
   };
   std::vector<Busy> busy(stats ? static_cast<size_t>(slot_base.back()) : 0);
 
+  // Chunk c of item `it`: its one run, or its runs in one pass.
+  auto chunk_params = [&](const SparseItem& it, int32_t c) {
+    arch::UnitParams p = params(it);
+    const Chunk& ch = chunks[c];
+    p.n = ch.n;
+    if (ch.runs == 1) {
+      p.k = runs[ch.first_run].k;
+      p.v = runs[ch.first_run].v;
+    } else {
+      p.runs = &runs[ch.first_run];
+      p.n_runs = ch.runs;
+    }
+    return p;
+  };
+
   auto run_task = [&](const Task& t) {
     DenormalsFlushed ftz;
     const auto start = stats ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     if (t.chunk < 0) {
-      for (int32_t i = t.first; i < t.first + t.count; ++i) kernel(params(items[i]));
+      for (int32_t i = t.first; i < t.first + t.count; ++i) kernel(chunk_params(items[i], splits[i].first_chunk));
     } else {
       const SparseItem& it = items[t.first];
       const Split& s = splits[t.first];
-      arch::UnitParams p = params(it);
+      arch::UnitParams p = chunk_params(it, t.chunk);
       const int32_t rows = it.n_rows * group;
+      p.o = partial.get() + s.partial_offset + (t.chunk - s.first_chunk) * s.partial_stride;
       p.o_row_stride = static_cast<int64_t>(group) * head_dim;
+      p.lse = p.o + static_cast<int64_t>(rows) * head_dim;
       p.lse_row_stride = group;
-      for (int32_t c = t.chunk; c < t.chunk + t.chunks; ++c) {
-        p.k = chunks[c].k;
-        p.v = chunks[c].v;
-        p.n = chunks[c].n;
-        p.o = partial.get() + s.partial_offset + (c - s.first_chunk) * s.partial_stride;
-        p.lse = p.o + static_cast<int64_t>(rows) * head_dim;
-        kernel(p);
-      }
-      if (remaining[t.first].fetch_sub(t.chunks, std::memory_order_acq_rel) == t.chunks) combine(t.first);
+      kernel(p);
+      if (remaining[t.first].fetch_sub(1, std::memory_order_acq_rel) == 1) combine(t.first);
     }
     if (stats) {
       const int slot = tbb::this_task_arena::current_thread_index();

@@ -52,9 +52,9 @@ struct SparseItem {
 
 struct SparseEngineConfig {
   SparseIsa isa = SparseIsa::kAuto;
-  /// Largest number of keys one task reads; longer context sets (and segments) are split into
-  /// chunks of about this size whose partial (o, lse) are merged exactly by LSE; a segmented
-  /// set's short segments share a task up to this size. 0: chosen from the step's total selected
+  /// Largest number of keys one task reads; longer context sets are split into ranges of about
+  /// this size, whose partial (o, lse) are merged exactly by LSE (as are the pieces of a range that
+  /// lies in several segments). 0: chosen from the step's total selected
   /// tokens (never from the thread count, so results are the same at every thread count).
   int64_t kv_split_tokens = 0;
   /// Most adjacent small items ((sequence, KV head) pairs) packed into one task; 0: as many as fit

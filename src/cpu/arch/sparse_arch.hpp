@@ -8,12 +8,23 @@
 
 namespace hgca::cpu::arch {
 
-/// One unit of work: query rows × group heads over n contiguous keys of one KV head. Writes o
-/// normalized over the n keys and lse in natural log (o = 0, lse = -inf when n = 0).
+/// n contiguous keys of one KV head: K and V rows [n, head_dim] each.
+struct KvRun {
+  const void* k = nullptr;
+  const void* v = nullptr;
+  int64_t n = 0;
+};
+
+/// One unit of work: query rows × group heads over n keys of one KV head, contiguous or (runs) in
+/// a few runs attended in one pass. Writes o normalized over the n keys and lse in natural log
+/// (o = 0, lse = -inf when n = 0).
 struct UnitParams {
   const void* k = nullptr;  ///< [n, head_dim]
   const void* v = nullptr;  ///< [n, head_dim]
   int64_t n = 0;
+  /// Non-null: the keys are these n_runs runs in order (their n summing to n), not k and v.
+  const KvRun* runs = nullptr;
+  int32_t n_runs = 0;
   const void* q = nullptr;  ///< row r, head g at q + r*q_row_stride + g*head_dim
   int64_t q_row_stride = 0;
   int32_t n_rows = 1;

@@ -4,11 +4,12 @@
 // out of line (std::vector, std::fill …): the linker could pick such a copy, compiled with AVX-512
 // flags, for every caller in the program.
 //
-// One pass over K and V in blocks of kBlock keys, online softmax in base 2 (scores are pre-multiplied
-// by log2 e; converted to natural log at the edge). Per block, for a tile of up to 8 queries (all G
-// heads of a decode step together): the scores (each K row loaded once for the whole tile, 16 keys'
-// partial sums reduced together), one max/rescale for the block, then the V rows accumulated into the
-// tile's fp32 outputs held in registers; the next block is prefetched meanwhile. The common head dims
+// One pass over K and V (one run, or a few runs in turn) in blocks of kBlock keys, online softmax in
+// base 2 (scores are pre-multiplied by log2 e; converted to natural log at the edge). Per block, for
+// a tile of up to 8 queries (all G heads of a decode step together): the scores (each K row loaded
+// once for the whole tile, 16 keys' partial sums reduced together), one max/rescale for the block,
+// then the V rows accumulated into the tile's fp32 outputs held in registers; the next block (of
+// the next run, at a run's end) is prefetched meanwhile. The common head dims
 // are compiled with their chunk count known, so the loops unroll and the queries stay in registers.
 // On one Zen 4 core (G = 4, D = 128) the bound is the FMA pipe: q·k 8G and p·v 8G 512-bit FMAs per
 // key (q·k 4G with vdpbf16ps for bf16).
@@ -227,10 +228,12 @@ inline void block(const T* k, const T* v, int32_t nt, int32_t d, Chunks<NC> ch, 
   }
 }
 
-/// All blocks of one unit over queries [0, nq) in tiles of up to kMaxTile.
+/// All blocks of one run of n keys over queries [0, nq) in tiles of up to kMaxTile, the state
+/// (os, ms, ls) carried on from the runs before; the first n_after rows at k_after, v_after (the
+/// next run's) are prefetched during its last block.
 template <class A, class T, int NC>
 void blocks(const T* k, const T* v, int64_t n, int32_t d, Chunks<NC> ch, int32_t nq, const float* qs, float scale,
-            float* os, float* ms, float* ls) {
+            float* os, float* ms, float* ls, const T* k_after, const T* v_after, int64_t n_after) {
   const int32_t dp = ch.count() * 2 * A::W;
   const int32_t tail = d - (ch.count() - 1) * 2 * A::W;
   for (int64_t t0 = 0; t0 < n; t0 += kBlock) {
@@ -238,21 +241,24 @@ void blocks(const T* k, const T* v, int64_t n, int32_t d, Chunks<NC> ch, int32_t
     const T* kb = k + t0 * d;
     const T* vb = v + t0 * d;
     const int64_t left = n - t0 - nt;
-    int32_t n_next = static_cast<int32_t>(left < kBlock ? left : kBlock);  // prefetched by the first tile
+    const T* kn = left > 0 ? kb + nt * d : k_after;
+    const T* vn = left > 0 ? vb + nt * d : v_after;
+    const int64_t ahead = left > 0 ? left : n_after;
+    int32_t n_next = static_cast<int32_t>(ahead < kBlock ? ahead : kBlock);  // prefetched by the first tile
     for (int32_t q0 = 0; q0 < nq; q0 += kMaxTile) {
       const float* qb = qs + q0 * dp;
       float* ob = os + q0 * dp;
       float* m = ms + q0;
       float* l = ls + q0;
       switch (nq - q0 < kMaxTile ? nq - q0 : kMaxTile) {
-        case 1: block<A, T, NC, 1>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kb + nt * d, vb + nt * d, n_next); break;
-        case 2: block<A, T, NC, 2>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kb + nt * d, vb + nt * d, n_next); break;
-        case 3: block<A, T, NC, 3>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kb + nt * d, vb + nt * d, n_next); break;
-        case 4: block<A, T, NC, 4>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kb + nt * d, vb + nt * d, n_next); break;
-        case 5: block<A, T, NC, 5>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kb + nt * d, vb + nt * d, n_next); break;
-        case 6: block<A, T, NC, 6>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kb + nt * d, vb + nt * d, n_next); break;
-        case 7: block<A, T, NC, 7>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kb + nt * d, vb + nt * d, n_next); break;
-        default: block<A, T, NC, 8>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kb + nt * d, vb + nt * d, n_next); break;
+        case 1: block<A, T, NC, 1>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kn, vn, n_next); break;
+        case 2: block<A, T, NC, 2>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kn, vn, n_next); break;
+        case 3: block<A, T, NC, 3>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kn, vn, n_next); break;
+        case 4: block<A, T, NC, 4>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kn, vn, n_next); break;
+        case 5: block<A, T, NC, 5>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kn, vn, n_next); break;
+        case 6: block<A, T, NC, 6>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kn, vn, n_next); break;
+        case 7: block<A, T, NC, 7>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kn, vn, n_next); break;
+        default: block<A, T, NC, 8>(kb, vb, nt, d, ch, tail, qb, scale, ob, m, l, kn, vn, n_next); break;
       }
       n_next = 0;
     }
@@ -294,14 +300,25 @@ void unit(const UnitParams& p) {
     }
   }
 
-  const T* k = static_cast<const T*>(p.k);
-  const T* v = static_cast<const T*>(p.v);
-  // The head dims of common models unrolled at compile time; the others loop over chunks.
-  switch (dp) {
-    case 64: blocks<A, T, 64 / (2 * A::W)>(k, v, p.n, d, {}, nq, qs, scale, os, ms, ls); break;
-    case 128: blocks<A, T, 128 / (2 * A::W)>(k, v, p.n, d, {}, nq, qs, scale, os, ms, ls); break;
-    case 256: blocks<A, T, 256 / (2 * A::W)>(k, v, p.n, d, {}, nq, qs, scale, os, ms, ls); break;
-    default: blocks<A, T, 0>(k, v, p.n, d, {dp / (2 * A::W)}, nq, qs, scale, os, ms, ls); break;
+  // One pass over the runs (or the one run at k, v), the online softmax's state carried across.
+  const KvRun one{p.k, p.v, p.n};
+  const KvRun* runs = p.runs ? p.runs : &one;
+  const int32_t n_runs = p.runs ? p.n_runs : 1;
+  for (int32_t r = 0; r < n_runs; ++r) {
+    const T* k = static_cast<const T*>(runs[r].k);
+    const T* v = static_cast<const T*>(runs[r].v);
+    const int64_t n = runs[r].n;
+    const bool more = r + 1 < n_runs;
+    const T* ka = more ? static_cast<const T*>(runs[r + 1].k) : nullptr;
+    const T* va = more ? static_cast<const T*>(runs[r + 1].v) : nullptr;
+    const int64_t na = more ? runs[r + 1].n : 0;
+    // The head dims of common models unrolled at compile time; the others loop over chunks.
+    switch (dp) {
+      case 64: blocks<A, T, 64 / (2 * A::W)>(k, v, n, d, {}, nq, qs, scale, os, ms, ls, ka, va, na); break;
+      case 128: blocks<A, T, 128 / (2 * A::W)>(k, v, n, d, {}, nq, qs, scale, os, ms, ls, ka, va, na); break;
+      case 256: blocks<A, T, 256 / (2 * A::W)>(k, v, n, d, {}, nq, qs, scale, os, ms, ls, ka, va, na); break;
+      default: blocks<A, T, 0>(k, v, n, d, {dp / (2 * A::W)}, nq, qs, scale, os, ms, ls, ka, va, na); break;
+    }
   }
   for (int32_t q = 0; q < nq; ++q) {
     const float inv = 1.0f / ls[q];
