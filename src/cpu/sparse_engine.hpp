@@ -44,18 +44,18 @@ struct SparseItem {
   int64_t lse_row_stride = 0;
   int32_t node = 0;            ///< NUMA node whose arena works on this item (index into the arenas)
   /// Non-null: S lies in a context cache's segments (kvmgr/context_segments.hpp), segment s at
-  /// segments[s], the first of segment_rows rows; k and v are segment 0's. Each segment is a run of
-  /// its own, merged with the others by LSE.
+  /// segments[s], the first of segment_rows rows; k and v are segment 0's. The engine cuts it into
+  /// the tasks of a contiguous set, and a task attends the runs it spans in one pass.
   const kvmgr::KvSegment* segments = nullptr;
   int64_t segment_rows = 0;
 };
 
 struct SparseEngineConfig {
   SparseIsa isa = SparseIsa::kAuto;
-  /// Largest number of keys one task reads; longer context sets are split into ranges of about
-  /// this size, whose partial (o, lse) are merged exactly by LSE (as are the pieces of a range that
-  /// lies in several segments). 0: chosen from the step's total selected
-  /// tokens (never from the thread count, so results are the same at every thread count).
+  /// Largest number of keys one task reads; longer context sets are split into chunks of about
+  /// this size whose partial (o, lse) are merged exactly by LSE (wherever their segments end). 0:
+  /// chosen from the step's total selected tokens (never from the thread count, so results are the
+  /// same at every thread count).
   int64_t kv_split_tokens = 0;
   /// Most adjacent small items ((sequence, KV head) pairs) packed into one task; 0: as many as fit
   /// in kv_split_tokens. Small items are always packed up to that budget, so the task count follows
