@@ -202,6 +202,12 @@ TEST(SparseAttentionPlan, CheckNamesTheBadArgument) {
   expect_error(item_with([](auto& it) { it.n_rows = 0; }), StatusCode::kInvalidArgument, "n_rows = 0");
   expect_error(item_with([](auto& it) { it.k = nullptr; }), StatusCode::kInvalidArgument, "items[0]");
   expect_error(item_with([](auto& it) { it.o_row_stride = 64; }), StatusCode::kInvalidArgument, "o_row_stride = 64");
+  const kvmgr::KvSegment table[1] = {{kv, kv}};
+  expect_error(item_with([&](auto& it) { it.segments = table; }), StatusCode::kInvalidArgument, "segment_rows = 0");
+  EXPECT_TRUE(item_with([&](auto& it) {
+                it.segments = table;
+                it.segment_rows = 64;
+              }).is_ok());
   EXPECT_TRUE(item_with([](auto& it) {
                 it.k = it.v = nullptr;
                 it.n = 0;

@@ -16,10 +16,10 @@ namespace hgca::gpu {
 
 /// One (sequence, KV head) item, exactly as cpu::SparseItem (same fields, strides and results,
 /// without the NUMA node): the group's n_rows query rows attend to all n keys of the head's context
-/// set, K and V [n, head_dim] in the call's dtype, contiguous or in segments. There is no mask: every context entry
-/// is older than every new token. Every pointer is device-readable (device memory, or pinned host
-/// memory mapped into the device's address space). K and V rows are read with 16-byte loads when
-/// k and v are 16-byte aligned, element by element otherwise.
+/// set, K and V [n, head_dim] in the call's dtype, contiguous or in segments. There is no mask:
+/// every context entry is older than every new token. Every pointer is device-readable (device
+/// memory, or pinned host memory mapped into the device's address space). K and V rows are read
+/// with 16-byte loads when k and v are 16-byte aligned, element by element otherwise.
 struct SparseAttentionItem {
   const void* k = nullptr;
   const void* v = nullptr;

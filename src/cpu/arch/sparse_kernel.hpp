@@ -9,8 +9,8 @@
 // a tile of up to 8 queries (all G heads of a decode step together): the scores (each K row loaded
 // once for the whole tile, 16 keys' partial sums reduced together), one max/rescale for the block,
 // then the V rows accumulated into the tile's fp32 outputs held in registers; the next block (of
-// the next run, at a run's end) is prefetched meanwhile. The common head dims
-// are compiled with their chunk count known, so the loops unroll and the queries stay in registers.
+// the next run, at a run's end) is prefetched meanwhile. The common head dims are compiled with
+// their chunk count known, so the loops unroll and the queries stay in registers.
 // On one Zen 4 core (G = 4, D = 128) the bound is the FMA pipe: q·k 8G and p·v 8G 512-bit FMAs per
 // key (q·k 4G with vdpbf16ps for bf16).
 #pragma once
