@@ -230,6 +230,8 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
   std::vector<Chunk> chunks;
   std::vector<Task> tasks;
   int64_t partial_floats = 0;
+  runs.reserve(items.size());  // at least one run and one chunk per item
+  chunks.reserve(items.size());
   {
     const auto row_bytes = static_cast<int64_t>(head_dim * elem);
     // Keys [k0, k1) of `it` as one chunk, its runs cut where a segment ends (an empty range: one
