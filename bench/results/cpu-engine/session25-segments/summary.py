@@ -4,6 +4,7 @@ same run, tasks and the slowest worker's busy time over the mean, each round; th
 contiguous per round. Usage: summary.py r1.json [r2.json ...] (Google Benchmark JSON), or one
 data/*.tgz holding them."""
 import json
+import re
 import sys
 import tarfile
 
@@ -13,7 +14,7 @@ def runs(paths):
         if path.endswith(".tgz"):
             with tarfile.open(path) as tar:
                 for m in sorted(tar.getmembers(), key=lambda m: m.name):
-                    if m.name.endswith(".json"):
+                    if re.fullmatch(r"r\d+\.json", m.name.rsplit("/", 1)[-1]):  # the rounds, not decode.json
                         yield json.load(tar.extractfile(m))
         else:
             yield json.load(open(path))
