@@ -523,6 +523,8 @@ void BM_D2H(benchmark::State& state) {
   std::vector<double> seconds;
   pipe.copy_s = 0.0;
   pipe.scatter_s = 0.0;
+  const hgca::kvmgr::StoreMemory* memory = into_stores ? &seqs.front()->dram().memory() : nullptr;
+  const hgca::StoreMemoryStats grown_before = memory ? memory->stats(0) : hgca::StoreMemoryStats{};
   for (auto _ : state) {
     // The stores would grow by 256 MB a run (kept by flash_store_steady, which has the memory).
     if (into_stores && !steady) fresh_stores();
@@ -547,7 +549,16 @@ void BM_D2H(benchmark::State& state) {
     state.counters["selected_fraction"] = hgca::bench::selected_fraction(seqs);  // of the last run
     // Whether the stores streamed their rows at the end of the last run (StoreWrites::kAuto decides
     // by the store memory in use: what the run's stores and windows hold).
-    state.counters["rows_streamed"] = seqs.front()->dram().memory().streams_rows() ? 1 : 0;
+    state.counters["rows_streamed"] = memory->streams_rows() ? 1 : 0;
+    // Node 0's chunks of store memory taken from the OS (by an allocation itself, or ahead of it
+    // by the background thread) and given back, per timed run: fresh pages the scatter faults in.
+    const hgca::StoreMemoryStats grown = memory->stats(0);
+    const auto per_run = [&](int64_t after, int64_t before) {
+      return static_cast<double>(after - before) / static_cast<double>(state.iterations());
+    };
+    state.counters["sync_growths"] = per_run(grown.sync_growths, grown_before.sync_growths);
+    state.counters["background_growths"] = per_run(grown.background_growths, grown_before.background_growths);
+    state.counters["released_chunks"] = per_run(grown.released_chunks, grown_before.released_chunks);
   }
   if (flash) {
     // Each part's own rate over the timed runs: the pipeline reaches the lower one at best.
