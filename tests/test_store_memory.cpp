@@ -488,6 +488,58 @@ TEST(ContextCache, ReserveThatRunsOutChangesNothing) {
   EXPECT_EQ(test::cache_rows(cache, true, kRow), v);
 }
 
+// One reserve that regrows a first segment holding rows and adds three segments keeps the rows; one
+// push_back spans all four segments, and rows truncated across a segment end are written again in
+// place. A later reserve that runs out after some of its segments were had leaves the cache as it
+// was and gives those back.
+TEST(ContextCache, ReserveAcrossSegmentsInOneCallAndRunningOutPartway) {
+  auto memory = test::store_memory(options(0, 6, std::size_t{5} << 20));
+  constexpr std::size_t kRow = 256;  // 512 rows in the default first segment
+  std::vector<std::byte> k(kRow * 4000), v(kRow * 4000);
+  std::mt19937 rng(5);
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = static_cast<std::byte>(rng()), v[i] = static_cast<std::byte>(rng());
+  auto rows = [&](const std::vector<std::byte>& src, int64_t n) {
+    return std::vector<std::byte>(src.begin(), src.begin() + n * static_cast<int64_t>(kRow));
+  };
+  kvmgr::ContextCache cache;
+  cache.reserve(*memory, 0, 100, kRow);
+  cache.push_back(k.data(), v.data(), 100);
+  ASSERT_EQ(cache.segment_count(), 1);
+  ASSERT_LT(cache.capacity(), cache.segment_rows());
+  cache.reserve(*memory, 0, 3000, kRow);
+  ASSERT_EQ(cache.segment_count(), 4);
+  EXPECT_EQ(cache.capacity(), 4096);
+  EXPECT_EQ(test::cache_rows(cache, false, kRow), rows(k, 100));
+  cache.push_back(k.data() + 100 * kRow, v.data() + 100 * kRow, 2900);  // into segments 0 to 3
+  EXPECT_EQ(test::cache_rows(cache, false, kRow), rows(k, 3000));
+  EXPECT_EQ(test::cache_rows(cache, true, kRow), rows(v, 3000));
+  cache.truncate(700);  // inside segment 1
+  cache.push_back(k.data() + 700 * kRow, v.data() + 700 * kRow, 3300);
+  EXPECT_EQ(test::cache_rows(cache, false, kRow), rows(k, 4000));
+  EXPECT_EQ(test::cache_rows(cache, true, kRow), rows(v, 4000));
+
+  std::vector<kvmgr::KvSegment> placed;
+  for (int32_t s = 0; s < cache.segment_count(); ++s) placed.push_back(cache.segment(s));
+  const StoreMemoryStats before = memory->stats(0);
+  // Segment 4 (2 MiB) fits the limit, segment 5 (4 MiB) does not.
+  EXPECT_THROW(cache.reserve(*memory, 0, 20000, kRow), kvmgr::StoreMemoryExhausted);
+  const StoreMemoryStats after = memory->stats(0);
+  EXPECT_GT(after.sync_growths, before.sync_growths) << "no segment was had before running out";
+  EXPECT_EQ(after.used_bytes, before.used_bytes);
+  EXPECT_EQ(cache.rows(), 4000);
+  EXPECT_EQ(cache.capacity(), 4096);
+  ASSERT_EQ(cache.segment_count(), 4);
+  for (int32_t s = 0; s < 4; ++s) EXPECT_EQ(cache.segment(s).v, placed[static_cast<std::size_t>(s)].v) << s;
+  EXPECT_EQ(test::cache_rows(cache, false, kRow), rows(k, 4000));
+  EXPECT_EQ(test::cache_rows(cache, true, kRow), rows(v, 4000));
+
+  kvmgr::ContextCache empty;  // its first reserve running out leaves it empty, without a row size
+  EXPECT_THROW(empty.reserve(*memory, 0, 20000, kRow), kvmgr::StoreMemoryExhausted);
+  EXPECT_EQ(empty.capacity(), 0);
+  EXPECT_EQ(empty.segment_count(), 0);
+  EXPECT_EQ(empty.segment_rows(), 0);
+}
+
 // ---- the store on top ----
 
 constexpr int32_t kHkv = 2;

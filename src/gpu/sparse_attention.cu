@@ -127,7 +127,6 @@ __global__ void __launch_bounds__(kSparseThreads, sparse_blocks_per_sm(TP)) spar
   const int kg = lane / kTpk, dl = lane % kTpk;
   const int key_lane = warp * kKpw + kg;  // this thread's key within a load step
   const bool lane_on = dl * 8 < D;        // lanes past head_dim (D < DP) load and add nothing
-  const bool vec = ((reinterpret_cast<uintptr_t>(it.k) | reinterpret_cast<uintptr_t>(it.v)) & 15) == 0;
 
   extern __shared__ float smem[];
   float* sc = smem;                               // [TP][kSub]: scores, then exp2(s − m)
@@ -136,6 +135,10 @@ __global__ void __launch_bounds__(kSparseThreads, sparse_blocks_per_sm(TP)) spar
   float* my_red = red + warp * TP * DP + dl * 8;  // this lane's 8 dims of pair 0
   const float* my_q = q_s + dl * 8;
   __shared__ float m_s[TP], l_s[TP], corr_s[TP];
+  // The segment of the last sub-chunk: its table entry is read once, not once per sub-chunk (the
+  // runtime's tables are in host memory, each read a trip over the link).
+  int32_t seg_at = -1;
+  kvmgr::KvSegment seg;
 
   for (int64_t tile = blockIdx.y; tile * TP < pairs; tile += gridDim.y) {
     const int64_t p0 = tile * TP;
@@ -161,13 +164,18 @@ __global__ void __launch_bounds__(kSparseThreads, sparse_blocks_per_sm(TP)) spar
       int64_t run_first = 0, run_end = k1;
       if (it.segments) {
         const int32_t sg = kvmgr::context_segment_of(s0, it.segment_rows);
-        const kvmgr::KvSegment seg = it.segments[sg];
+        if (sg != seg_at) {
+          seg = it.segments[sg];
+          seg_at = sg;
+        }
         kr = static_cast<const T*>(seg.k);
         vr = static_cast<const T*>(seg.v);
         run_first = kvmgr::context_segment_first(sg, it.segment_rows);
         run_end = min64(k1, run_first + kvmgr::context_segment_rows(sg, it.segment_rows));
       }
       const int ns = static_cast<int>(min64(kSub, run_end - s0));
+      // 16-byte loads where the run's K and V allow them (each segment has its own alignment).
+      const bool vec = ((reinterpret_cast<uintptr_t>(kr) | reinterpret_cast<uintptr_t>(vr)) & 15) == 0;
       const T* kb = kr + (s0 - run_first) * D + dl * 8;
       const T* vb = vr + (s0 - run_first) * D + dl * 8;
       // Loads this thread's 16 bytes (or 32) of the keys of step `base` (zeros past the sub-chunk).

@@ -19,7 +19,8 @@ namespace hgca::gpu {
 /// set, K and V [n, head_dim] in the call's dtype, contiguous or in segments. There is no mask:
 /// every context entry is older than every new token. Every pointer is device-readable (device
 /// memory, or pinned host memory mapped into the device's address space). K and V rows are read
-/// with 16-byte loads when k and v are 16-byte aligned, element by element otherwise.
+/// with 16-byte loads where k and v (a segment's K and V) are 16-byte aligned, element by element
+/// otherwise.
 struct SparseAttentionItem {
   const void* k = nullptr;
   const void* v = nullptr;

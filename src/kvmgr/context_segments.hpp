@@ -1,5 +1,5 @@
 // Where a context cache's rows live. A cache never moves a row once its first segment is full: it
-// grows by adding segments twice the size of the rows before them, so that S's K/V growth costs
+// grows by adding segments each as long as all the rows before them, so that S's K/V growth costs
 // no copy (the doubling copies of one contiguous span were FlashD2H's largest cost:
 // bench/results/flash-transfer/session20-layers). Shared by the store, the CPU engine and the GPU
 // sparse kernel, which find a row's segment by the same arithmetic.
@@ -21,7 +21,7 @@ struct KvSegment {
   const void* v = nullptr;
 };
 
-/// Most segments of one cache: segment_rows · 2^(kMaxContextSegments − 2) rows, more than any store holds.
+/// Most segments of one cache: segment_rows · 2^(kMaxContextSegments − 1) rows, more than any store holds.
 inline constexpr int32_t kMaxContextSegments = 40;
 
 /// With a first segment of `segment_rows` rows (a power of two), segment 0 holds rows

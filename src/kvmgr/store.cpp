@@ -91,12 +91,9 @@ bool ContextCache::device_readable() const {
 
 void ContextCache::reserve(StoreMemory& memory, int node, int64_t rows, std::size_t row_bytes) {
   if (rows <= capacity_) return;
-  if (segment_rows_ == 0) {
-    row_bytes_ = row_bytes;
-    segment_rows_ = segment_rows_for(row_bytes, memory.options().context_first_segment_bytes);
-  }
-  assert(row_bytes == row_bytes_);
-  const int64_t c0 = segment_rows_;
+  assert(segment_rows_ == 0 || row_bytes == row_bytes_);
+  const int64_t c0 = segment_rows_ > 0 ? segment_rows_
+                                       : segment_rows_for(row_bytes, memory.options().context_first_segment_bytes);
   // Everything that can fail first, into locals: the cache changes only once all of it is had.
   Segment first;  // the first segment, grown
   const int64_t first_rows = segments_.empty() ? 0 : std::min(capacity_, c0);
@@ -118,6 +115,8 @@ void ContextCache::reserve(StoreMemory& memory, int node, int64_t rows, std::siz
   if (!added.empty() && !table_) table = memory.allocate(node, sizeof(KvSegment) * kMaxContextSegments);
   segments_.reserve(std::max<std::size_t>(segments_.size(), 1) + added.size());
 
+  row_bytes_ = row_bytes;
+  segment_rows_ = c0;
   if (first.span) {
     if (rows_ > 0) {
       // Once the store memory outgrows the last-level cache the rows are streamed, as bulk rows into

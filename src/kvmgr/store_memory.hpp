@@ -103,9 +103,9 @@ class StoreSpan {
 
 /// The allocator of store memory over the nodes of one topology. Thread-safe.
 ///
-/// Each chunk serves one slot size at a time (the store's block size, or a context cache's power-of-
-/// two span); a chunk whose slots are all free again becomes spare and serves any size next. When a
-/// node's spare chunks fall below the low-water mark, the background thread allocates (and
+/// Each chunk serves one slot size at a time (the store's block size, or the size of a context
+/// cache's segment); a chunk whose slots are all free again becomes spare and serves any size next.
+/// When a node's spare chunks fall below the low-water mark, the background thread allocates (and
 /// registers) the next one; an allocation that finds no spare chunk allocates one itself (a
 /// synchronous growth, counted; its registration follows on the background thread). Spare chunks
 /// above the high-water mark, and freed chunks of large spans, are released by the background

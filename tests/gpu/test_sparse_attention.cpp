@@ -230,38 +230,42 @@ void expect_correct(const Batch& b, const std::vector<float>& o, const std::vect
 /// The batch's K and V in device memory as context caches hold them past their first segment:
 /// each item's rows in segments (segment 0 of segment_rows rows, each later one as long as all
 /// before it), the segments placed back to front (no two of an item adjacent), and each item's
-/// segment table in device memory too.
+/// segment table in device memory too. `unaligned`: every segment past an item's first starts one
+/// element off 16-byte alignment, its first stays aligned.
 struct DeviceSegments {
   std::vector<kvmgr::KvSegment> tables;  // device addresses, each item's from table_at[i]
   std::vector<std::size_t> table_at;
   std::unique_ptr<DevBuf<std::byte>> rows;
   std::unique_ptr<DevBuf<kvmgr::KvSegment>> d_tables;
 
-  DeviceSegments(const Batch& b, int64_t segment_rows) {
+  DeviceSegments(const Batch& b, int64_t segment_rows, bool unaligned) {
     const auto row = static_cast<int64_t>(b.d * b.es);
     struct Piece {
       const std::byte *k, *v;
       int64_t n, size;
+      bool first;
     };
     std::vector<Piece> pieces;
     for (std::size_t i = 0; i < b.specs.size(); ++i) {
       table_at.push_back(pieces.size());
       for (int64_t first = 0, size = segment_rows; first < b.specs[i].n; first += size, size = first) {
         pieces.push_back({b.k.data() + (b.kv_at[i] * b.es) + first * row, b.v.data() + (b.kv_at[i] * b.es) + first * row,
-                          std::min(size, b.specs[i].n - first), size});
+                          std::min(size, b.specs[i].n - first), size, first == 0});
       }
     }
+    // Each half padded by 16 bytes, so that a segment can start one element in.
+    auto half_of = [&](const Piece& pc) { return static_cast<std::size_t>(pc.size * row) + 16; };
     std::size_t total = 0;
-    for (const Piece& pc : pieces) total += 2 * static_cast<std::size_t>(pc.size * row);
+    for (const Piece& pc : pieces) total += 2 * half_of(pc);
     rows = std::make_unique<DevBuf<std::byte>>(std::max<std::size_t>(total, 16));
     std::vector<std::byte> host(total);
     std::size_t at = total;
     for (const Piece& pc : pieces) {  // back to front
-      const auto half = static_cast<std::size_t>(pc.size * row);
+      const std::size_t half = half_of(pc), off = unaligned && !pc.first ? b.es : 0;
       at -= 2 * half;
-      std::memcpy(host.data() + at, pc.k, static_cast<std::size_t>(pc.n * row));
-      std::memcpy(host.data() + at + half, pc.v, static_cast<std::size_t>(pc.n * row));
-      tables.push_back({rows->p + at, rows->p + at + half});
+      std::memcpy(host.data() + at + off, pc.k, static_cast<std::size_t>(pc.n * row));
+      std::memcpy(host.data() + at + half + off, pc.v, static_cast<std::size_t>(pc.n * row));
+      tables.push_back({rows->p + at + off, rows->p + at + half + off});
     }
     EXPECT_EQ(cudaMemcpy(rows->p, host.data(), total, cudaMemcpyHostToDevice), cudaSuccess);
     d_tables = std::make_unique<DevBuf<kvmgr::KvSegment>>(std::max<std::size_t>(tables.size(), 1));
@@ -281,10 +285,10 @@ struct DeviceSegments {
 };
 
 /// Runs the batch from device memory with `plan` (default: planned for the batch's own shape), its
-/// keys in segments when segment_rows > 0; returns o and lse as the launch left them (poisoned
-/// with NaN before).
+/// keys in segments when segment_rows > 0 (those past an item's first unaligned with
+/// `unaligned_segments`); returns o and lse as the launch left them (poisoned with NaN before).
 void run_device(const Batch& b, std::vector<float>& o, std::vector<float>& lse, const SparseAttentionPlan* plan = nullptr,
-                int64_t segment_rows = 0) {
+                int64_t segment_rows = 0, bool unaligned_segments = false) {
   DevBuf<std::byte> dk(b.k.size()), dv(b.v.size()), dq(b.q.size());
   DevBuf<float> d_o(b.o_elems), d_lse(b.lse_elems);
   DevBuf<SparseAttentionItem> d_items(b.specs.size());
@@ -297,7 +301,7 @@ void run_device(const Batch& b, std::vector<float>& o, std::vector<float>& lse, 
   CUDA_OK(cudaMemcpy(d_lse.p, lse.data(), lse.size() * 4, cudaMemcpyHostToDevice));
   auto items = b.items(dk.p, dv.p, dq.p, d_o.p, d_lse.p);
   std::optional<DeviceSegments> segments;
-  if (segment_rows > 0) segments.emplace(b, segment_rows).repoint(b, items, segment_rows);
+  if (segment_rows > 0) segments.emplace(b, segment_rows, unaligned_segments).repoint(b, items, segment_rows);
   CUDA_OK(cudaMemcpy(d_items.p, items.data(), items.size() * sizeof(items[0]), cudaMemcpyHostToDevice));
 
   SparseAttentionParams p;
@@ -324,12 +328,14 @@ std::string plan_name(const SparseAttentionPlan& p) {
          std::to_string(p.kv_splits) + " split_pairs " + std::to_string(p.split_pairs);
 }
 
-void run_and_check(const Batch& b, const SparseAttentionPlan* plan = nullptr, int64_t segment_rows = 0) {
+void run_and_check(const Batch& b, const SparseAttentionPlan* plan = nullptr, int64_t segment_rows = 0,
+                   bool unaligned_segments = false) {
   std::vector<float> o, lse;
-  run_device(b, o, lse, plan, segment_rows);
+  run_device(b, o, lse, plan, segment_rows, unaligned_segments);
   if (::testing::Test::HasFatalFailure()) return;
   expect_correct(b, o, lse, plan_name(plan ? *plan : plan_sparse_attention(b.shape(), b.group, sm_count())) +
-                                " segment_rows " + std::to_string(segment_rows));
+                                " segment_rows " + std::to_string(segment_rows) +
+                                (unaligned_segments ? " (later segments unaligned)" : ""));
 }
 
 // Lengths 0 to thousands in one ragged launch: the default plan splits the long ones.
@@ -421,6 +427,18 @@ TEST(SparseAttention, SegmentedKeysAndValues) {
         if (HasFatalFailure()) return;
       }
     }
+  }
+}
+
+// Segments past the first one element off 16-byte alignment, the first aligned: each segment's
+// rows are loaded as its own alignment allows (16-byte loads from an unaligned address fault).
+TEST(SparseAttention, SegmentsUnalignedPastTheFirst) {
+  for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
+    const Batch b(dt, 4, 128, {{3, 1}, {700, 1}, {5000, 2}}, 41);
+    const SparseAttentionPlan one_block{8, 1, 1, 0};
+    run_and_check(b, nullptr, 64, true);
+    run_and_check(b, &one_block, 64, true);
+    if (HasFatalFailure()) return;
   }
 }
 
