@@ -5,6 +5,10 @@
 // per KV head, the items' K/V contiguous one after the other as FlashH2D leaves them. Timed with
 // CUDA events over back-to-back calls that rotate among enough buffer sets to exceed the 60 MB L2.
 // The external peer is bench/peers/torch_sdpa_sparse.py (PyTorch SDPA over as many keys).
+// BM_SparseDecodeHost: the same decode over K/V in mapped pinned host memory, as the CUDA backend's
+// overflow policy reads the context caches in place: contiguous, or in segments as the caches hold
+// them (kvmgr/context_segments.hpp), with the segment tables in pinned host memory too; the peer is
+// the same read over the link.
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
@@ -18,26 +22,34 @@
 #include "gpu/sparse_attention.hpp"
 #include "gpu_fill.hpp"
 #include "hbm_read.hpp"
+#include "kvmgr/context_segments.hpp"
 
 namespace {
 
 using hgca::bench::fill_random_bf16;
 using hgca::gpu::SparseAttentionItem;
+namespace kvmgr = hgca::kvmgr;
 
 constexpr int32_t kHkv = 8, kG = 4, kD = 128;
 constexpr double kSelected = 0.10;
 constexpr std::size_t kMinWorkingSet = 256u << 20;  // > 4 × the H200's 60 MB L2
 constexpr int kMaxSets = 64;
 constexpr int kIterations = 30;
+constexpr int64_t kSegmentRows = 512;  // a context cache's first segment at D 128 in bf16
+
+/// Where a shape's K/V lie: device memory, or mapped pinned host memory (contiguous or in segments).
+enum class Placement { kDevice, kHost, kHostSegments };
 
 /// One shape's device buffers, kept across Google Benchmark's invocations of that shape.
 struct Fixture {
   int32_t batch = 0, rows = 0;
+  Placement where = Placement::kDevice;
   int64_t n = 0;  // selected keys per (sequence, KV head)
   int32_t items = 0;
   std::size_t kv_bytes = 0;  // K + V of one call
   int n_sets = 0;
-  std::vector<void*> kv;     // per set: K of every item, then V of every item
+  std::vector<void*> kv;     // per set: K of every item, then V of every item (or the items' segments)
+  std::vector<void*> tables;  // per set, kHostSegments: every item's segment table
   std::vector<void*> q;      // per set: [batch × rows, Hq, D]
   std::vector<SparseAttentionItem*> d_items;  // per set
   float *o = nullptr, *lse = nullptr;
@@ -57,11 +69,16 @@ struct Fixture {
     return error == cudaSuccess;
   }
 
-  Fixture(int32_t b, int64_t context, int32_t r) : batch(b), rows(r) {
+  Fixture(int32_t b, int64_t context, int32_t r, Placement w) : batch(b), rows(r), where(w) {
     n = std::llround(static_cast<double>(context) * kSelected);
     items = batch * kHkv;
     const std::size_t one = static_cast<std::size_t>(items) * n * kD * 2;  // K (or V) of every item
     kv_bytes = 2 * one;
+    // In segments, each item's cache holds its segments whole (K then V per segment, a span each).
+    const int32_t n_segments = kvmgr::context_segment_of(n - 1, kSegmentRows) + 1;
+    const int64_t capacity = kvmgr::context_segment_first(n_segments, kSegmentRows);
+    const std::size_t set_bytes =
+        where == Placement::kHostSegments ? static_cast<std::size_t>(items) * capacity * kD * 2 * 2 : kv_bytes;
     n_sets = static_cast<int>(std::clamp<std::size_t>((kMinWorkingSet + kv_bytes - 1) / kv_bytes, 1, kMaxSets));
     const std::size_t q_elems = static_cast<std::size_t>(batch) * rows * kHkv * kG * kD;
     int sms = 0, device = 0;
@@ -84,13 +101,15 @@ struct Fixture {
     for (int s = 0; error == cudaSuccess && s < n_sets; ++s) {
       void *kvs = nullptr, *qs = nullptr;
       SparseAttentionItem* its = nullptr;
-      if (!ok(cudaMalloc(&kvs, kv_bytes), "malloc K/V") || !ok(cudaMalloc(&qs, q_elems * 2), "malloc q") ||
+      const cudaError_t got = where == Placement::kDevice ? cudaMalloc(&kvs, set_bytes)
+                                                          : cudaHostAlloc(&kvs, set_bytes, cudaHostAllocMapped | cudaHostAllocPortable);
+      if (!ok(got, "allocate K/V") || !ok(cudaMalloc(&qs, q_elems * 2), "malloc q") ||
           !ok(cudaMalloc(&its, sizeof(SparseAttentionItem) * items), "malloc items"))
         break;
       kv.push_back(kvs);
       q.push_back(qs);
       d_items.push_back(its);
-      ok(fill_random_bf16(kvs, kv_bytes, 2 * s), "fill K/V") && ok(fill_random_bf16(qs, q_elems * 2, 2 * s + 1), "fill q");
+      ok(fill_random_bf16(kvs, set_bytes, 2 * s), "fill K/V") && ok(fill_random_bf16(qs, q_elems * 2, 2 * s + 1), "fill q");
       // Item (sequence i, KV head h): its rows' query heads h·G … of q, its K/V the i·Hkv + h-th set.
       std::vector<SparseAttentionItem> host(items);
       const auto* k = static_cast<const uint16_t*>(kvs);
@@ -103,6 +122,26 @@ struct Fixture {
           const int64_t row0 = int64_t{i} * rows;
           host[z] = {k + z * n * kD, v + z * n * kD, n, qb + row0 * q_row + h * kG * kD, q_row, rows,
                      o + row0 * q_row + h * kG * kD, q_row, lse + row0 * kHkv * kG + h * kG, int64_t{kHkv} * kG};
+        }
+      }
+      if (where == Placement::kHostSegments) {
+        void* t = nullptr;
+        if (!ok(cudaHostAlloc(&t, sizeof(kvmgr::KvSegment) * kvmgr::kMaxContextSegments * items,
+                              cudaHostAllocMapped | cudaHostAllocPortable), "allocate tables"))
+          break;
+        tables.push_back(t);
+        auto* table = static_cast<kvmgr::KvSegment*>(t);
+        auto* span = static_cast<uint16_t*>(kvs);
+        for (int64_t z = 0; z < items; ++z, table += kvmgr::kMaxContextSegments) {
+          for (int32_t sg = 0; sg < n_segments; ++sg) {
+            const int64_t seg_rows = kvmgr::context_segment_rows(sg, kSegmentRows);
+            table[sg] = {span, span + seg_rows * kD};
+            span += 2 * seg_rows * kD;
+          }
+          host[z].k = table[0].k;
+          host[z].v = table[0].v;
+          host[z].segments = table;
+          host[z].segment_rows = kSegmentRows;
         }
       }
       ok(cudaMemcpy(its, host.data(), sizeof(SparseAttentionItem) * items, cudaMemcpyHostToDevice), "items");
@@ -132,7 +171,8 @@ struct Fixture {
   }
 
   ~Fixture() {
-    for (void* x : kv) cudaFree(x);
+    for (void* x : kv) where == Placement::kDevice ? cudaFree(x) : cudaFreeHost(x);
+    for (void* x : tables) cudaFreeHost(x);
     for (void* x : q) cudaFree(x);
     for (auto* x : d_items) cudaFree(x);
     cudaFree(o);
@@ -145,11 +185,12 @@ struct Fixture {
   }
 };
 
-Fixture& fixture(int32_t batch, int64_t context, int32_t rows) {
+Fixture& fixture(int32_t batch, int64_t context, int32_t rows, Placement where = Placement::kDevice) {
   static std::unique_ptr<Fixture> fx;
-  if (!fx || fx->batch != batch || fx->rows != rows || fx->n != std::llround(static_cast<double>(context) * kSelected)) {
+  if (!fx || fx->batch != batch || fx->rows != rows || fx->where != where ||
+      fx->n != std::llround(static_cast<double>(context) * kSelected)) {
     fx.reset();  // free the previous shape first
-    fx = std::make_unique<Fixture>(batch, context, rows);
+    fx = std::make_unique<Fixture>(batch, context, rows, where);
   }
   return *fx;
 }
@@ -168,9 +209,10 @@ void report_plan(benchmark::State& state, const Fixture& f) {
 }
 
 /// Decode: one query row per sequence. Each iteration times the sparse attention and then the
-/// read-only peer over the same sets; the counters are medians over the iterations.
-void BM_SparseDecode(benchmark::State& state) {
-  Fixture& f = fixture(static_cast<int32_t>(state.range(0)), state.range(1), 1);
+/// read-only peer over the same sets (as many bytes; over the link for host memory); the counters
+/// are medians over the iterations.
+void decode(benchmark::State& state, Placement where) {
+  Fixture& f = fixture(static_cast<int32_t>(state.range(0)), state.range(1), 1, where);
   if (f.error != cudaSuccess) {
     state.SkipWithError((f.failed + ": " + cudaGetErrorString(f.error)).c_str());
     return;
@@ -196,6 +238,11 @@ void BM_SparseDecode(benchmark::State& state) {
   report_plan(state, f);
 }
 
+void BM_SparseDecode(benchmark::State& state) { decode(state, Placement::kDevice); }
+void BM_SparseDecodeHost(benchmark::State& state) {
+  decode(state, state.range(2) != 0 ? Placement::kHostSegments : Placement::kHost);
+}
+
 // args: batch, context (10 % of it selected per KV head)
 BENCHMARK(BM_SparseDecode)
     ->ArgNames({"batch", "context"})
@@ -203,6 +250,13 @@ BENCHMARK(BM_SparseDecode)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
     ->Iterations(kIterations);  // each iteration already averages `reps` calls
+// args: batch, context, segments (0: each item's K and V contiguous; 1: in a context cache's segments)
+BENCHMARK(BM_SparseDecodeHost)
+    ->ArgNames({"batch", "context", "segments"})
+    ->ArgsProduct({{1, 16}, {32768, 131072}, {0, 1}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(10);
 
 /// Appends: `rows` new tokens of one sequence over its 8 heads' context sets. Reported in the cost
 /// model's unit (GB/s of K+V times rows) and as attention TFLOP/s (4·D flops per key and query head).

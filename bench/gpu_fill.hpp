@@ -12,8 +12,8 @@
 
 namespace hgca::bench {
 
-/// Fills `bytes` of device memory with random bf16 N(0, 1) values: one 16 MB host chunk, then
-/// device-to-device copies of it at seed-dependent offsets (fast; the data never repeats within
+/// Fills `bytes` of device (or mapped pinned host) memory with random bf16 N(0, 1) values: one 16 MB
+/// host chunk, then copies of it on the device at seed-dependent offsets (fast; the data never repeats within
 /// any 8 MB window, and nothing is zero).
 inline cudaError_t fill_random_bf16(void* dst, std::size_t bytes, uint64_t seed) {
   constexpr std::size_t kChunk = std::size_t{16} << 20;
@@ -40,7 +40,7 @@ inline cudaError_t fill_random_bf16(void* dst, std::size_t bytes, uint64_t seed)
     const std::size_t shift = ((seed * 7919 + off / kPiece) * 4099 * 16) % kPiece;
     const std::size_t n = std::min(kPiece, bytes - off);
     if (cudaError_t e = cudaMemcpy(d + off, static_cast<const char*>(device_chunk) + shift, n,
-                                   cudaMemcpyDeviceToDevice);
+                                   cudaMemcpyDefault);
         e != cudaSuccess)
       return e;
   }
