@@ -9,6 +9,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hgca/hgca.hpp"
 
@@ -83,6 +85,28 @@ TEST(HgcaTune, BadFlagsAreNamed) {
   const std::string text = run(std::string(HGCA_TUNE_EXE) + " --q-heads 8 --kv-heads 3 2>&1", &status);
   EXPECT_NE(status, 0);
   EXPECT_NE(text.find("--kv-heads = 3"), std::string::npos) << text;
+}
+
+// Values the sweep could not use, or would silently replace, end the run before it starts, with the
+// flag named; so does a workload too large for the machine's memory (not an abort).
+TEST(HgcaTune, ValuesItCannotUseAreRefusedByName) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--head-dim 12", "--head-dim = 12"},
+      {"--selected-fraction nan", "--selected-fraction = nan"},
+      {"--kv-split -5", "--kv-split -5"},
+      {"--max-packed-heads -3", "--max-packed-heads -3"},
+      {"--repeats 0", "--repeats"},
+      {"--working-set-mb 0.001", "--working-set-mb"},
+      {"--threads 100000", "--threads 100000"},
+      {"--out /nonexistent-dir/x.json", "--out /nonexistent-dir/x.json"},
+      {"--quick --working-set-mb 64 --batch 2000000000", "host memory exhausted"},
+  };
+  for (const auto& [flags, expected] : cases) {
+    int status = -1;
+    const std::string text = run(std::string(HGCA_TUNE_EXE) + " " + flags + " 2>&1", &status);
+    EXPECT_NE(status, 0) << flags;
+    EXPECT_NE(text.find(expected), std::string::npos) << flags << ": " << text;
+  }
 }
 
 }  // namespace
