@@ -24,6 +24,29 @@ hgca_status report(const hgca::Status& s) {
   return static_cast<hgca_status>(s.code());
 }
 
+/// The status of the exception being handled: no exception leaves the C ABI (a C caller cannot
+/// catch it), host memory exhaustion is HGCA_OUT_OF_MEMORY, anything else HGCA_INTERNAL.
+hgca_status exception_status(const char* function) noexcept {
+  auto note = [&](const char* what) noexcept {
+    try {
+      last_error = fmt::format("{}: {}", function, what);
+    } catch (...) {
+      last_error.clear();
+    }
+  };
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    note("host memory exhausted");
+    return HGCA_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    note(e.what());
+  } catch (...) {
+    note("an unknown exception");
+  }
+  return HGCA_INTERNAL;
+}
+
 hgca_status null_argument(const char* function, const char* argument) {
   last_error = fmt::format("{}: {} is null", function, argument);
   return HGCA_INVALID_ARGUMENT;
@@ -114,9 +137,8 @@ hgca_status hgca_load_options_json(const char* path, hgca_options* inout) {
     if (hgca_status s = report(hgca::load_options_json(path, &o)); s != HGCA_OK) return s;
     tuned_to_c(o, inout);
     return HGCA_OK;
-  } catch (const std::bad_alloc&) {
-    last_error = "hgca_load_options_json: host memory exhausted";
-    return HGCA_OUT_OF_MEMORY;
+  } catch (...) {
+    return exception_status("hgca_load_options_json");
   }
 }
 
@@ -136,9 +158,8 @@ hgca_status hgca_create(const hgca_options* options, hgca_runtime** out) {
     }
     *out = rt.release();
     return HGCA_OK;
-  } catch (const std::bad_alloc&) {
-    last_error = "hgca_create: host memory exhausted";
-    return HGCA_OUT_OF_MEMORY;
+  } catch (...) {
+    return exception_status("hgca_create");
   }
 }
 
@@ -146,12 +167,20 @@ void hgca_destroy(hgca_runtime* runtime) { delete runtime; }
 
 hgca_status hgca_add_sequence(hgca_runtime* runtime, uint64_t seq_id) {
   if (!runtime) return null_argument("hgca_add_sequence", "runtime");
-  return report(runtime->impl->add_sequence(seq_id));
+  try {
+    return report(runtime->impl->add_sequence(seq_id));
+  } catch (...) {
+    return exception_status("hgca_add_sequence");
+  }
 }
 
 hgca_status hgca_release_sequence(hgca_runtime* runtime, uint64_t seq_id) {
   if (!runtime) return null_argument("hgca_release_sequence", "runtime");
-  return report(runtime->impl->release_sequence(seq_id));
+  try {
+    return report(runtime->impl->release_sequence(seq_id));
+  } catch (...) {
+    return exception_status("hgca_release_sequence");
+  }
 }
 
 hgca_status hgca_begin_step(hgca_runtime* runtime, const uint64_t* seq_ids, const int32_t* n_new,
@@ -164,7 +193,11 @@ hgca_status hgca_begin_step(hgca_runtime* runtime, const uint64_t* seq_ids, cons
   if (batch_size > 0 && !seq_ids) return null_argument("hgca_begin_step", "seq_ids");
   if (batch_size > 0 && !n_new) return null_argument("hgca_begin_step", "n_new");
   const auto n = static_cast<std::size_t>(batch_size);
-  return report(runtime->impl->begin_step(std::span(seq_ids, n), std::span(n_new, n)));
+  try {
+    return report(runtime->impl->begin_step(std::span(seq_ids, n), std::span(n_new, n)));
+  } catch (...) {
+    return exception_status("hgca_begin_step");
+  }
 }
 
 hgca_status hgca_attention(hgca_runtime* runtime, int32_t layer, int64_t total_tokens,
@@ -176,12 +209,20 @@ hgca_status hgca_attention(hgca_runtime* runtime, int32_t layer, int64_t total_t
   const hgca::TensorView tk{k, o.dtype, {total_tokens, o.n_kv_heads, o.head_dim}};
   const hgca::TensorView tv{v, o.dtype, {total_tokens, o.n_kv_heads, o.head_dim}};
   const hgca::MutableTensorView to{out, o.dtype, {total_tokens, o.n_q_heads, o.head_dim}};
-  return report(runtime->impl->attention(layer, tq, tk, tv, to, lse_out, stream));
+  try {
+    return report(runtime->impl->attention(layer, tq, tk, tv, to, lse_out, stream));
+  } catch (...) {
+    return exception_status("hgca_attention");
+  }
 }
 
 hgca_status hgca_end_step(hgca_runtime* runtime) {
   if (!runtime) return null_argument("hgca_end_step", "runtime");
-  return report(runtime->impl->end_step());
+  try {
+    return report(runtime->impl->end_step());
+  } catch (...) {
+    return exception_status("hgca_end_step");
+  }
 }
 
 hgca_status hgca_get_layer_stats(const hgca_runtime* runtime, int32_t layer, hgca_layer_stats* out,
@@ -203,9 +244,8 @@ hgca_status hgca_get_layer_stats(const hgca_runtime* runtime, int32_t layer, hgc
                             st.overflow_predicted_cpu_seconds, st.overflow_predicted_gpu_seconds};
     if (context_tokens) std::copy(st.context_tokens.begin(), st.context_tokens.end(), context_tokens);
     return HGCA_OK;
-  } catch (const std::bad_alloc&) {
-    last_error = "hgca_get_layer_stats: host memory exhausted";
-    return HGCA_OUT_OF_MEMORY;
+  } catch (...) {
+    return exception_status("hgca_get_layer_stats");
   }
 }
 
@@ -230,15 +270,18 @@ hgca_status hgca_get_store_memory_stats(const hgca_runtime* runtime, hgca_store_
                                        n.registration_failures};
     }
     return HGCA_OK;
-  } catch (const std::bad_alloc&) {
-    last_error = "hgca_get_store_memory_stats: host memory exhausted";
-    return HGCA_OUT_OF_MEMORY;
+  } catch (...) {
+    return exception_status("hgca_get_store_memory_stats");
   }
 }
 
 hgca_status hgca_sequence_length(const hgca_runtime* runtime, uint64_t seq_id, int64_t* out) {
   if (!runtime) return null_argument("hgca_sequence_length", "runtime");
-  return report(runtime->impl->sequence_length(seq_id, out));
+  try {
+    return report(runtime->impl->sequence_length(seq_id, out));
+  } catch (...) {
+    return exception_status("hgca_sequence_length");
+  }
 }
 
 hgca_status hgca_get_cpu_stats(const hgca_runtime* runtime, hgca_cpu_stats* out, hgca_numa_node_stats* nodes,
@@ -260,26 +303,37 @@ hgca_status hgca_get_cpu_stats(const hgca_runtime* runtime, hgca_cpu_stats* out,
       nodes[i] = hgca_numa_node_stats{node.threads, node.gpu_local ? 1 : 0, node.sequences};
     }
     return HGCA_OK;
-  } catch (const std::bad_alloc&) {
-    last_error = "hgca_get_cpu_stats: host memory exhausted";
-    return HGCA_OUT_OF_MEMORY;
+  } catch (...) {
+    return exception_status("hgca_get_cpu_stats");
   }
 }
 
 hgca_status hgca_sequence_node(const hgca_runtime* runtime, uint64_t seq_id, int32_t* out) {
   if (!runtime) return null_argument("hgca_sequence_node", "runtime");
-  return report(runtime->impl->sequence_node(seq_id, out));
+  try {
+    return report(runtime->impl->sequence_node(seq_id, out));
+  } catch (...) {
+    return exception_status("hgca_sequence_node");
+  }
 }
 
 hgca_status hgca_read_kv(const hgca_runtime* runtime, int32_t layer, uint64_t seq_id, void* k_out,
                          void* v_out) {
   if (!runtime) return null_argument("hgca_read_kv", "runtime");
-  return report(runtime->impl->read_kv(layer, seq_id, k_out, v_out));
+  try {
+    return report(runtime->impl->read_kv(layer, seq_id, k_out, v_out));
+  } catch (...) {
+    return exception_status("hgca_read_kv");
+  }
 }
 
 hgca_status hgca_synchronize(hgca_runtime* runtime) {
   if (!runtime) return null_argument("hgca_synchronize", "runtime");
-  return report(runtime->impl->synchronize());
+  try {
+    return report(runtime->impl->synchronize());
+  } catch (...) {
+    return exception_status("hgca_synchronize");
+  }
 }
 
 hgca_status hgca_get_backend(const hgca_runtime* runtime, hgca_backend* out) {

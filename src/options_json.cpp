@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <limits>
 #include <utility>
@@ -35,9 +36,11 @@ Status read_int(const std::string& where, const json& j, const char* key, int64_
   if (!j.is_number_integer()) {
     return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected an integer {}", where, key, j.dump(), what);
   }
+  // An unsigned value past int64 would wrap: compare as the file wrote it.
+  const bool above = j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(hi);
   const auto v = j.get<int64_t>();
-  if (v < lo || v > hi) {
-    return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected an integer {}", where, key, v, what);
+  if (above || v < lo || v > hi) {
+    return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected an integer {}", where, key, j.dump(), what);
   }
   *out = static_cast<int32_t>(v);
   return Status::ok();
@@ -79,6 +82,8 @@ Status load(const std::string& path, const std::string& where, Options* inout) {
     doc = json::parse(in);
   } catch (const json::exception& e) {
     return error(StatusCode::kInvalidArgument, "{}: not valid JSON ({})", where, e.what());
+  } catch (const std::exception& e) {  // the stream failed: e.g. the path is a directory
+    return error(StatusCode::kInvalidArgument, "{}: cannot read the file ({})", where, e.what());
   }
   if (!doc.is_object()) {
     return error(StatusCode::kInvalidArgument, "{}: the document is {}, expected an object of options", where,

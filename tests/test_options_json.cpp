@@ -138,6 +138,7 @@ TEST(OptionsJson, EveryBadFieldIsNamed) {
       {R"({"threads": 2.5})", {"threads = 2.5", "integer"}},
       {R"({"threads": "8"})", {"threads = \"8\"", "integer"}},
       {R"({"threads": 4294967296})", {"threads = 4294967296"}},
+      {R"({"threads": 18446744073709551615})", {"threads = 18446744073709551615"}},
       {R"({"threads_per_node": -2})", {"threads_per_node = -2", "≥ 0"}},
       {R"({"threads_per_node": true})", {"threads_per_node = true"}},
       {R"({"max_packed_heads": -1})", {"max_packed_heads = -1", "≥ 0"}},
@@ -185,6 +186,17 @@ TEST(OptionsJson, EveryBadFieldIsNamed) {
   EXPECT_EQ(missing.code(), StatusCode::kNotFound);
   EXPECT_THAT(missing.message(), HasSubstr("/nonexistent/hgca.json"));
   EXPECT_EQ(load_options_json(partial.path(), nullptr).code(), StatusCode::kInvalidArgument);
+
+  // A path that opens but cannot be read (a directory) is an error, not an exception, through the
+  // C++ API and the C ABI alike.
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  const Status unreadable = load_options_json(dir, &o);
+  EXPECT_EQ(unreadable.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(unreadable.message(), HasSubstr("cannot read the file"));
+  hgca_options c;
+  hgca_options_default(&c);
+  EXPECT_EQ(hgca_load_options_json(dir.c_str(), &c), HGCA_INVALID_ARGUMENT);
+  EXPECT_THAT(hgca_last_error(), HasSubstr(dir));
 }
 
 TEST(OptionsJson, RuntimeValidatesTheNewFields) {

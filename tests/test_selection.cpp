@@ -198,6 +198,14 @@ TEST(Selection, ReevaluationReselectsFromTheAppendedQueriesWeights) {
     EXPECT_FALSE(expect.empty());
     EXPECT_LT(expect.size(), 8u) << "the draw should not select everything";
   }
+
+  // A re-evaluation whose weights cannot be had (4 PiB of them) is dropped, not thrown: it runs
+  // on background threads, where an exception would end the process.
+  auto huge = kvmgr::snapshot_for_reevaluation(kv.dram(), reinterpret_cast<const std::byte*>(qf.data()), 3, hq,
+                                               kD, 0.35f, DType::kFloat32);
+  huge->store_size = int64_t{1} << 50;
+  EXPECT_NO_THROW(kvmgr::run_reevaluation(*huge));
+  EXPECT_FALSE(huge->done);
 }
 
 Options small_options(bool deterministic) {

@@ -33,7 +33,8 @@ std::shared_ptr<Reevaluation> snapshot_for_reevaluation(const DramStore& store, 
                                                         int32_t head_dim, float sm_scale,
                                                         DType dtype);
 
-/// Computes job.weights and sets job.done (safe to run on any thread).
-void run_reevaluation(Reevaluation& job);
+/// Computes job.weights and sets job.done (safe to run on any thread). When host memory runs out
+/// it leaves job.done false: the job is dropped, the store keeps its selection.
+void run_reevaluation(Reevaluation& job) noexcept;
 
 }  // namespace hgca::kvmgr

@@ -60,7 +60,12 @@ constexpr const char* kExamples = R"(Examples:
   hgca-decode --batch 4 --context 8192 --threads 8 --json
   hgca-decode --model stories260K.bin --tokenizer tok512.bin --prompt "Zoo" --steps 60 --beta 0
   hgca-decode --model stories260K.bin --tokenizer tok512.bin --prompt "Once upon a time" \
-              --steps 512 --window-blocks 8 --block-tokens 8 --compare-exact --json)";
+              --steps 512 --window-blocks 8 --block-tokens 8 --compare-exact --json
+
+Environment:
+  HGCA_CONFIG=FILE  hgca-tune's configuration (its --out), applied over the execution options
+                    above (threads, split, packing, ISA, placement, overflow rates) when the
+                    runtime is created)";
 
 struct Cli {
   std::string model_path;
