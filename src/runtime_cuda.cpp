@@ -267,6 +267,9 @@ struct CallJob {
   /// The layer's previous call, when its rows still wait in staging for the host window.
   std::shared_ptr<CallJob> unpushed;
   std::vector<std::shared_ptr<kvmgr::Reevaluation>> reevaluations;
+  /// Per batch entry, set when its sequence was released while the call's rows wait in staging
+  /// (only a captured call's can: settle() commits the others first): they are dropped.
+  std::vector<uint8_t> released;
   bool captured = false;             // part of a CUDA graph: may run any time the graph is launched
   std::atomic<bool> finished{false}; // its host-side work is done
 };
@@ -473,6 +476,15 @@ class CudaRuntime final : public RuntimeBase {
   }
   void drop_sequence(SequenceState& seq) override {
     free_rings_.push_back(static_cast<CudaSequence&>(seq).ring);
+    for (auto& job : unpushed_) {
+      if (!job) continue;
+      const StepBatch& step = *job->step;
+      for (int32_t i = 0; i < step.size(); ++i) {
+        if (step.seqs[i] != &seq) continue;
+        job->released.resize(static_cast<std::size_t>(step.size()));
+        job->released[i] = 1;
+      }
+    }
   }
   const kvmgr::DramStore& dram(const SequenceState& seq, int32_t layer) const override {
     return static_cast<const CudaSequence&>(seq).layers[layer].dram();
@@ -502,11 +514,12 @@ class CudaRuntime final : public RuntimeBase {
   }
 
   /// Once the streams are idle: waits for the scatters and brings the rows still staged into the
-  /// host windows (not those of captured calls: their graph may not have run yet).
-  void settle() const {
+  /// host windows (not those of captured calls: their graph may not have run yet, unless
+  /// `captured_too`: the next direct call is being enqueued, which would commit them anyway).
+  void settle(bool captured_too = false) const {
     scatters_->wait_all();
     for (auto& job : unpushed_) {
-      if (!job || job->captured) continue;
+      if (!job || (job->captured && !captured_too)) continue;
       run_async("the store update", [&] { commit_window(*job); });
       job.reset();
     }
@@ -519,6 +532,7 @@ class CudaRuntime final : public RuntimeBase {
     const std::size_t row_bytes = static_cast<std::size_t>(opt_.n_kv_heads) * opt_.head_dim * elem_size_;
     // Each sequence's failure is its own (reported by the next call): the others still scatter.
     auto scatter = [&](int32_t i, int32_t) {
+      if (!job.released.empty() && job.released[i]) return;
       run_async("the store update", [&] {
         const int64_t row = step.offsets[i];
         static_cast<CudaSequence*>(step.seqs[i])->layers[job.layer].evict_and_insert(
@@ -734,9 +748,11 @@ class CudaRuntime final : public RuntimeBase {
     // the last plan on C: the layer's previous plan has taken the rows of the call before it out
     // of this slot. The caller's stream orders that too, unless calls come on several streams; a
     // capture, which must not wait for work outside it, relies on it.
+    // An event last recorded in a capture cannot be waited for outside it; after a captured call
+    // the caller's stream orders the graph's plan before this call (fork_).
     HGCA_CUDA_TRY(cudaEventRecord(fork_, stream));
     HGCA_CUDA_TRY(cudaStreamWaitEvent(d2h_, fork_, 0));
-    if (!capturing) HGCA_CUDA_TRY(cudaStreamWaitEvent(d2h_, plan_ready_, 0));
+    if (!capturing && !plan_ready_captured_) HGCA_CUDA_TRY(cudaStreamWaitEvent(d2h_, plan_ready_, 0));
     if (Status s = timed(layer, d2h_, !capturing, [&]() -> Status {
           HGCA_CUDA_TRY(cudaMemcpyAsync(staging.get(), k, new_bytes, cudaMemcpyDeviceToHost, d2h_));
           HGCA_CUDA_TRY(cudaMemcpyAsync(staging.get() + new_bytes, v, new_bytes, cudaMemcpyDeviceToHost, d2h_));
@@ -751,6 +767,7 @@ class CudaRuntime final : public RuntimeBase {
     HGCA_CUDA_TRY(cudaStreamWaitEvent(side_, fork_, 0));
     if (Status s = launch_part<&CudaRuntime::plan_part>(side_, *job, capturing); !s) return s;
     HGCA_CUDA_TRY(cudaEventRecord(plan_ready_, side_));
+    plan_ready_captured_ = capturing;
     HGCA_CUDA_TRY(cudaMemcpyAsync(q_host_.get(), q, rows * d * elem_size_, cudaMemcpyDeviceToHost, side_));
     if (Status s = launch_part<&CudaRuntime::cpu_part>(side_, *job, capturing); !s) return s;
     HGCA_CUDA_TRY(cudaEventRecord(cpu_done_, side_));
@@ -934,7 +951,7 @@ class CudaRuntime final : public RuntimeBase {
                    "stream is being captured; run one step of this shape before capturing it", tokens, staged);
     }
     HGCA_CUDA_TRY(cudaDeviceSynchronize());
-    settle();
+    settle(true);  // every row still staged leaves the slots about to be reallocated
     for (const auto& [buffer, bytes] : needs) {
       if (Status s = buffer->reserve(bytes); !s) return s;
     }
@@ -951,6 +968,7 @@ class CudaRuntime final : public RuntimeBase {
   cudaStream_t side_ = nullptr;
   cudaStream_t d2h_ = nullptr;  // FlashD2H's copies of the new rows to staging
   cudaEvent_t fork_ = nullptr, plan_ready_ = nullptr, cpu_done_ = nullptr, staged_ = nullptr, done_ = nullptr;
+  bool plan_ready_captured_ = false;  // plan_ready_ was last recorded in a capture
   void* slab_ = nullptr;
   std::size_t ring_bytes_ = 0, kv_bytes_ = 0, layer_bytes_ = 0;  // one ring's K; every ring's K; a layer
   std::vector<int32_t> free_rings_;

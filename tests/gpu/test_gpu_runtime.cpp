@@ -266,6 +266,49 @@ TEST(CudaHandoff, PollAndCallbackGiveIdenticalSteps) {
   for (SeqId id : ids) expect_same_history(poll.rt(), callback.rt(), id, o);
 }
 
+// What a server does between captured decode steps: release a finished sequence, make direct calls
+// (a new prompt larger than any step before, which grows the runtime's buffers), capture again. The
+// same outputs, stores and context sets as the same steps called directly on another runtime: the
+// rows a captured step left staged reach the host windows of the sequences that remain, and none
+// is written into a released one.
+TEST(CudaGraph, ReleasesDirectCallsAndLargerStepsAfterCapturedSteps) {
+  const Options o = small_options(DType::kBFloat16);
+  Driver direct(o), graphed(o);
+  std::vector<SeqId> ids{3, 8, 11};
+  for (SeqId id : ids) {
+    ASSERT_TRUE(direct.rt().add_sequence(id).is_ok());
+    ASSERT_TRUE(graphed.rt().add_sequence(id).is_ok());
+  }
+  std::mt19937_64 rng(23);
+  auto both = [&](const std::vector<int32_t>& n_new, bool capture, const char* what) {
+    int64_t tokens = 0;
+    for (int32_t n : n_new) tokens += n;
+    const StepInputs in = make_inputs(o, tokens, rng);
+    direct.enqueue_step(ids, n_new, in);
+    if (capture) {
+      enqueue_captured(graphed, ids, n_new, in);
+    } else {
+      graphed.enqueue_step(ids, n_new, in);
+    }
+    ASSERT_EQ(direct.outputs(), graphed.outputs()) << what;
+    settle(direct, graphed);
+  };
+  both({40, 23, 30}, false, "prompt");
+  for (int step = 0; step < 6; ++step) both({1, 1, 1}, true, "captured decode step");
+  // Sequence 8 finishes right after a captured step.
+  ASSERT_TRUE(direct.rt().release_sequence(8).is_ok());
+  ASSERT_TRUE(graphed.rt().release_sequence(8).is_ok());
+  ids = {3, 11};
+  for (int step = 0; step < 3; ++step) both({1, 1}, false, "direct decode step after a captured one");
+  both({1, 1}, true, "captured decode step");
+  ASSERT_TRUE(direct.rt().add_sequence(20).is_ok());
+  ASSERT_TRUE(graphed.rt().add_sequence(20).is_ok());
+  ids = {3, 11, 20};
+  both({1, 1, 120}, false, "a new prompt, larger than any step before, after a captured step");
+  for (int step = 0; step < 4; ++step) both({1, 1, 1}, step % 2 == 0, "decode step");
+  for (SeqId id : ids) expect_same_history(direct.rt(), graphed.rt(), id, o);
+}
+
 // A fresh runtime whose very first attention calls are made inside a stream capture (with lazy
 // loading, its kernels would be loaded there unless create() loaded them), then every later step
 // captured too, each graph launched once: the same outputs, stores and context sets as the same
