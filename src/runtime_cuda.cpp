@@ -620,9 +620,14 @@ class CudaRuntime final : public RuntimeBase {
   }
 
   /// An error a host function met; reported by the next call (the one that enqueued it returned).
+  /// Memory running out there is reported once: the stores are as they were left (a scatter keeps
+  /// the entries it could not select), and the caller must be able to go on, or release sequences
+  /// to make room. Any other error stays: what follows it cannot be trusted.
   Status deferred_error() const {
     std::lock_guard lock(error_mutex_);
-    return async_error_;
+    Status s = async_error_;
+    if (s.code() == StatusCode::kOutOfMemory) async_error_ = Status::ok();
+    return s;
   }
   template <typename F>
   void run_async(const char* what, F&& f) const {

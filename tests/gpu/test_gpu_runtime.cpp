@@ -406,6 +406,50 @@ TEST(CudaGraph, StoreExhaustedInACaptureFailsThatCallBeforeItIsCaptured) {
 
 // attention() enqueues and returns while the stream is still held by an earlier kernel: the
 // calling thread never waits for the GPU or for the CPU's part (decode steps, evictions included).
+// Context caches that cannot grow in a scatter (every store entry selected, store memory capped):
+// the next call reports kOutOfMemory once, naming the scatter; the stores keep every entry, and the
+// runtime goes on: a sequence can be released to make room and the other one decodes further.
+TEST(CudaErrors, StoreMemoryRunningOutInAScatterIsReportedOnceAndTheRuntimeGoesOn) {
+  Options o = small_options(DType::kBFloat16);
+  o.beta = 0.0f;  // context caches as long as the stores: they run out in the scatter
+  o.store_chunk_bytes = 64 << 10;
+  o.store_limit_bytes = 4 << 20;
+  Driver d(o);
+  const std::vector<SeqId> ids{1, 2};
+  for (SeqId id : ids) ASSERT_TRUE(d.rt().add_sequence(id).is_ok());
+  std::mt19937_64 rng(29);
+  Status reported;
+  int step = 0;
+  for (; step < 3000 && reported; ++step) {
+    d.enqueue_step(ids, {1, 1}, make_inputs(o, 2, rng));
+    if (HasFatalFailure()) return;
+    reported = d.rt().synchronize();  // the scatters have run: their error, if any, is here
+  }
+  ASSERT_FALSE(reported.is_ok()) << "store memory never ran out in " << step << " steps";
+  EXPECT_EQ(reported.code(), StatusCode::kOutOfMemory) << reported.message();
+  EXPECT_THAT(reported.message(), HasSubstr("the store update failed"));
+  EXPECT_TRUE(d.rt().synchronize().is_ok()) << "reported more than once";
+  for (int32_t l = 0; l < o.n_layers; ++l) {
+    LayerStats st;
+    ASSERT_TRUE(d.rt().layer_stats(l, &st).is_ok());
+    EXPECT_EQ(st.window_tokens + st.store_tokens, 2 * step) << "layer " << l << ": an entry was lost";
+  }
+  ASSERT_TRUE(d.rt().release_sequence(2).is_ok());
+  for (int more = 0; more < 20; ++more) {
+    d.enqueue_step({1}, {1}, make_inputs(o, 1, rng));
+    if (HasFatalFailure()) return;
+    ASSERT_TRUE(d.rt().synchronize().is_ok()) << "step " << more << " after the release";
+  }
+  int64_t length = 0;
+  ASSERT_TRUE(d.rt().sequence_length(1, &length).is_ok());
+  EXPECT_EQ(length, step + 20);
+  for (int32_t l = 0; l < o.n_layers; ++l) {
+    LayerStats st;
+    ASSERT_TRUE(d.rt().layer_stats(l, &st).is_ok());
+    EXPECT_EQ(st.window_tokens + st.store_tokens, length) << "layer " << l;
+  }
+}
+
 TEST(CudaAsync, AttentionReturnsWhileTheStreamIsBusy) {
   const Options o = small_options(DType::kFloat16);
   Driver gated(o), plain(o);
