@@ -889,7 +889,7 @@ class CudaRuntime final : public RuntimeBase {
     return host_calls_->launch(stream, [](void* p) {
       auto* j = static_cast<CallJob*>(p);
       (j->runtime->*Part)(*j);
-    }, &job, capturing);
+    }, &job, capturing, /*once=*/true);  // a captured step's graph is launched once
   }
 
   /// Enqueues `work` on `stream`, between CUDA events that the transfer clock reads when `on`.
@@ -963,9 +963,11 @@ class CudaRuntime final : public RuntimeBase {
     return Status::ok();
   }
 
-  /// Frees the jobs whose host functions have all run, in order (captured jobs are kept apart).
+  /// Frees the jobs whose host functions have all run: direct ones in order, captured ones (their
+  /// graph is launched once, see hgca.hpp) in any order.
   void retire() {
     while (!jobs_.empty() && jobs_.front()->finished.load(std::memory_order_acquire)) jobs_.pop_front();
+    std::erase_if(captured_jobs_, [](const auto& j) { return j->finished.load(std::memory_order_acquire); });
   }
 
   int device_ = 0;

@@ -87,7 +87,7 @@ HostCalls::~HostCalls() {
   if (slots_) cudaFreeHost(slots_);
 }
 
-Status HostCalls::launch(cudaStream_t stream, Fn fn, void* arg, bool captured) {
+Status HostCalls::launch(cudaStream_t stream, Fn fn, void* arg, bool captured, bool once) {
   uint32_t slot = capacity_;
   if (mode_ == HostHandoff::kPoll) {
     std::lock_guard lock(mutex_);
@@ -121,7 +121,7 @@ Status HostCalls::launch(cudaStream_t stream, Fn fn, void* arg, bool captured) {
   }
   {
     std::lock_guard lock(mutex_);
-    entries_[slot] = {fn, arg, captured};
+    entries_[slot] = {fn, arg, captured, captured && once};
     active_.push_back(slot);
     version_.fetch_add(1, std::memory_order_release);
   }
@@ -134,9 +134,10 @@ uint32_t HostCalls::slots_in_use() {
   return capacity_ - static_cast<uint32_t>(free_.size());
 }
 
-/// One pass over the watched slots: runs the calls whose stream has arrived, frees the direct calls'
-/// slots once their stream has gone past. Returns whether it ran one; *in_flight: whether a direct
-/// call's stream has yet to arrive or to go past.
+/// One pass over the watched slots: runs the calls whose stream has arrived, frees the slots of
+/// direct calls (and of calls captured once) once their stream has gone past. Returns whether it ran
+/// one; *in_flight: whether a direct call's stream has yet to arrive or to go past (or a launched
+/// once-captured call's).
 bool HostCalls::poll_once(bool* in_flight) {
   if (const uint64_t v = version_.load(std::memory_order_acquire); v != seen_) {
     std::lock_guard lock(mutex_);
@@ -152,16 +153,16 @@ bool HostCalls::poll_once(bool* in_flight) {
       store(s.req, 0);
       e.fn(e.arg);
       store(s.done, 1);
-      served_[i] = !e.captured;
+      served_[i] = !e.captured || e.once;
       ran = true;
-    } else if (!e.captured) {
+    } else if (!e.captured || e.once) {
       if (served_[i] && load(s.done) == 0) {  // the stream has reset it and will not look at it again
         served_[i] = false;
         std::lock_guard lock(mutex_);
         free_.push_back(i);
         std::erase(active_, i);
         version_.fetch_add(1, std::memory_order_release);
-      } else {
+      } else if (!e.captured || served_[i]) {  // a graph not launched yet may never be
         *in_flight = true;
       }
     }

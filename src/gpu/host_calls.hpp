@@ -29,7 +29,8 @@ class HostCalls {
  public:
   using Fn = void (*)(void*);
 
-  /// Slots for calls in flight and for every captured call (never reused): 64 KiB of cache lines.
+  /// Slots for calls in flight and for captured calls (reused only after a single launch, for
+  /// calls captured `once`): 64 KiB of cache lines.
   static constexpr uint32_t kDefaultSlots = 1024;
 
   /// kAuto takes kPoll where the driver has stream memory operations, kCallback otherwise; kPoll
@@ -41,15 +42,18 @@ class HostCalls {
   HostCalls& operator=(const HostCalls&) = delete;
 
   HostHandoff mode() const { return mode_; }
-  /// Slots taken: by direct calls until their stream has gone past, by captured calls for good.
+  /// Slots taken: by direct calls until their stream has gone past, by captured calls for good
+  /// (`once`: until their graph's launch has gone past).
   uint32_t slots_in_use();
   /// Calls that found no free slot and went to cudaLaunchHostFunc instead.
   uint64_t fallbacks() const { return fallbacks_.load(std::memory_order_relaxed); }
 
   /// Enqueues fn(arg) on `stream`: the work after it waits until it has returned. `captured`: the
   /// stream is being captured, so the call runs at every launch of the graph and its slot is never
-  /// reused; arg must then outlive the graph. Like a CUDA host function, fn must not call CUDA.
-  Status launch(cudaStream_t stream, Fn fn, void* arg, bool captured);
+  /// reused; arg must then outlive the graph. `once` (with `captured`): the graph is launched once,
+  /// and the slot is reused once that launch has gone past (a second launch would run whatever
+  /// call has the slot then). Like a CUDA host function, fn must not call CUDA.
+  Status launch(cudaStream_t stream, Fn fn, void* arg, bool captured, bool once = false);
 
  private:
   struct Slot {  // in mapped pinned memory, one per cache line (the GPU writes them)
@@ -61,6 +65,7 @@ class HostCalls {
     Fn fn = nullptr;
     void* arg = nullptr;
     bool captured = false;
+    bool once = false;  // captured, launched once: freed as a direct call's slot is
   };
   explicit HostCalls(HostHandoff mode) : mode_(mode) {}
   void serve();

@@ -45,9 +45,9 @@ class HostCallsTest : public ::testing::TestWithParam<HostHandoff> {
     cudaFreeHost(probe_.word);
   }
   /// `n` calls, each followed by the copy of its word into dev[first + i].
-  void enqueue(int n, int* dev, int first, bool captured) {
+  void enqueue(int n, int* dev, int first, bool captured, bool once = false) {
     for (int i = 0; i < n; ++i) {
-      ASSERT_TRUE(calls_->launch(stream_, &Probe::run, &probe_, captured).is_ok());
+      ASSERT_TRUE(calls_->launch(stream_, &Probe::run, &probe_, captured, once).is_ok());
       ASSERT_EQ(cudaMemcpyAsync(dev + first + i, probe_.word, sizeof(int), cudaMemcpyHostToDevice, stream_), cudaSuccess);
     }
   }
@@ -122,6 +122,33 @@ TEST_P(HostCallsTest, DirectCallsFreeTheirSlots) {
   }
   EXPECT_EQ(calls_->fallbacks(), 0u);
   EXPECT_EQ(probe_.calls.load(), 4 * kRound);
+}
+
+// Calls captured `once` (a graph per round, launched once, as the runtime's captured steps are):
+// their slots come back after the launch, so rounds that need most slots never fall back.
+TEST_P(HostCallsTest, CallsCapturedOnceFreeTheirSlotsAfterTheLaunch) {
+  if (calls_->mode() != HostHandoff::kPoll) GTEST_SKIP() << "callback mode has no slots";
+  constexpr int kRound = kSlots - 2;
+  test::DevBuf<int> dev(kRound);
+  for (int round = 0; round < 4; ++round) {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal), cudaSuccess);
+    enqueue(kRound, dev.p, 0, true, true);
+    ASSERT_EQ(cudaStreamEndCapture(stream_, &graph), cudaSuccess);
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    EXPECT_EQ(calls_->slots_in_use(), static_cast<uint32_t>(kRound)) << "round " << round << ": held until the launch";
+    ASSERT_EQ(cudaGraphLaunch(exec, stream_), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    const std::vector<int> got = read(dev.p, kRound);
+    for (int i = 0; i < kRound; ++i) ASSERT_EQ(got[i], round * kRound + i + 1) << "round " << round << ", call " << i;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (calls_->slots_in_use() > 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    ASSERT_EQ(calls_->slots_in_use(), 0u) << "round " << round;
+  }
+  EXPECT_EQ(calls_->fallbacks(), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, HostCallsTest, ::testing::Values(HostHandoff::kPoll, HostHandoff::kCallback),
