@@ -301,7 +301,8 @@ class Runtime {
   /// caller's cudaStream_t (nullptr: the legacy default stream). The call enqueues the work on
   /// `stream` and returns without waiting; out is ready when the stream gets there. The CPU's part
   /// starts when the stream has produced q and joins through the stream, so the calls of a step can
-  /// be captured into a CUDA graph (which then performs that step once when launched). Calls reuse
+  /// be captured into a CUDA graph, which performs that step when launched; launch it exactly once
+  /// (the runtime reuses what the captured calls hold once that launch has run). Calls reuse
   /// the runtime's buffers: the streams of successive calls must be ordered (e.g. one stream).
   virtual Status attention(int32_t layer, const TensorView& q, const TensorView& k,
                            const TensorView& v, const MutableTensorView& out,
