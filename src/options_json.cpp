@@ -9,7 +9,9 @@
 #include <exception>
 #include <fstream>
 #include <limits>
+#include <string>
 #include <utility>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "status_error.hpp"
@@ -78,8 +80,18 @@ Status load(const std::string& path, const std::string& where, Options* inout) {
   std::ifstream in(path);
   if (!in) return error(StatusCode::kNotFound, "{}: cannot open the file", where);
   json doc;
+  std::string repeated;  // a top-level key given twice (the parser would keep the last silently)
+  std::vector<std::string> keys;
+  auto note_key = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 1 && event == json::parse_event_t::key && repeated.empty()) {
+      const auto& key = parsed.get_ref<const std::string&>();
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) repeated = key;
+      keys.push_back(key);
+    }
+    return true;
+  };
   try {
-    doc = json::parse(in);
+    doc = json::parse(in, note_key);
   } catch (const json::exception& e) {
     return error(StatusCode::kInvalidArgument, "{}: not valid JSON ({})", where, e.what());
   } catch (const std::exception& e) {  // the stream failed: e.g. the path is a directory
@@ -88,6 +100,9 @@ Status load(const std::string& path, const std::string& where, Options* inout) {
   if (!doc.is_object()) {
     return error(StatusCode::kInvalidArgument, "{}: the document is {}, expected an object of options", where,
                  doc.type_name());
+  }
+  if (!repeated.empty()) {
+    return error(StatusCode::kInvalidArgument, "{}: key \"{}\" is given twice, expected each key once", where, repeated);
   }
   constexpr int32_t kMax = std::numeric_limits<int32_t>::max();
   Options o = *inout;  // all or nothing

@@ -163,6 +163,7 @@ TEST(OptionsJson, EveryBadFieldIsNamed) {
       {R"({"window_blocks": 4})", {"unknown key \"window_blocks\""}},
       {R"([1, 2])", {"expected an object"}},
       {R"({"threads": 4,})", {"not valid JSON"}},
+      {R"({"threads": 1, "threads": 2})", {"key \"threads\" is given twice"}},
   };
   for (const BadCase& c : cases) {
     const TempFile f(c.json);

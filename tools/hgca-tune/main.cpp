@@ -137,10 +137,10 @@ int run(Cli& cli) {
   std::vector<int> gpu_nodes;
   std::string gpu_source = "none";
   if (!cli.gpu_pci_bus_id.empty()) {
-    if (auto s = topo->nodes_near_pci(cli.gpu_pci_bus_id, &gpu_nodes); !s) fail(s.message());
+    if (auto s = topo->nodes_near_pci(cli.gpu_pci_bus_id, &gpu_nodes); !s) fail("--gpu-pci-bus-id: " + s.message());
     gpu_source = "--gpu-pci-bus-id " + cli.gpu_pci_bus_id;
   } else if (!cli.gpu_cpus.empty()) {
-    if (auto s = topo->nodes_near_cpus(cli.gpu_cpus, &gpu_nodes); !s) fail(s.message());
+    if (auto s = topo->nodes_near_cpus(cli.gpu_cpus, &gpu_nodes); !s) fail("--gpu-cpus: " + s.message());
     gpu_source = "--gpu-cpus " + cli.gpu_cpus;
   } else if (!topo->gpus().empty()) {
     gpu_nodes = topo->gpus()[0].local_nodes;
