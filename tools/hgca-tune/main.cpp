@@ -432,9 +432,9 @@ int main(int argc, char** argv) {
   try {
     return run(cli);
   } catch (const std::bad_alloc&) {
-    fail(fmt::format("host memory exhausted: the workload (--batch {} --context {}) or --working-set-mb {} is too "
-                     "large for this machine",
-                     cli.shape.batch, cli.shape.context, cli.working_set_mb));
+    const std::string ws = cli.working_set_mb > 0 ? fmt::format(" or --working-set-mb {}", cli.working_set_mb) : "";
+    fail(fmt::format("host memory exhausted: the workload (--batch {} --context {}){} is too large for this machine",
+                     cli.shape.batch, cli.shape.context, ws));
   } catch (const std::exception& e) {
     fail(e.what());
   }
