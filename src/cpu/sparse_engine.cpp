@@ -266,7 +266,7 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
     for (int32_t i = 0; i < static_cast<int32_t>(items.size()); ++i) {
       const SparseItem& it = items[i];
       // A set longer than the split is cut into chunks of about equal length (whole 16-key groups),
-      // a task each, wherever its segments end.
+      // wherever its segments end; more than one chunk: a task each, else packed as a short set.
       Split& s = splits[i];
       s.first_chunk = static_cast<int32_t>(chunks.size());
       const int64_t pieces = it.n > split ? (it.n + split - 1) / split : 1;  // at most
