@@ -37,6 +37,8 @@
 // in the store unselected (MirroredKv::evict_and_insert). A call being captured into a graph
 // allocates its blocks then too (the graph performs its step once), so running out fails the call
 // in the capture, before it has captured anything; a graph launched again allocates in its scatter.
+// A call that fails once its first host function is enqueued keeps its job (the function may still
+// run) and stops the runtime, as does a scatter that could not bring rows into a host window.
 //
 // The overflow policy (issue 5, item 3; overflow_policy.hpp decides): the GPU attends some
 // (sequence, KV head) items' context sets itself, reading the context caches in place in host
@@ -66,6 +68,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -535,10 +538,20 @@ class CudaRuntime final : public RuntimeBase {
       if (!job.released.empty() && job.released[i]) return;
       run_async("the store update", [&] {
         const int64_t row = step.offsets[i];
-        static_cast<CudaSequence*>(step.seqs[i])->layers[job.layer].evict_and_insert(
-            job.k + row * row_bytes, job.v + row * row_bytes, step.n_new[i],
-            job.maw + job.staging_row[i] * opt_.n_kv_heads, selection(),
-            job.prepared.empty() ? kvmgr::DramStore::PreparedAppend{} : std::exchange(job.prepared[i], {}));
+        try {
+          static_cast<CudaSequence*>(step.seqs[i])->layers[job.layer].evict_and_insert(
+              job.k + row * row_bytes, job.v + row * row_bytes, step.n_new[i],
+              job.maw + job.staging_row[i] * opt_.n_kv_heads, selection(),
+              job.prepared.empty() ? kvmgr::DramStore::PreparedAppend{} : std::exchange(job.prepared[i], {}));
+        } catch (const kvmgr::EvictedUnselected&) {
+          throw;  // every row is in: reported once, and the runtime goes on
+        } catch (const std::exception& e) {
+          // The GPU's window has moved on without these rows: the host's copy of it no longer
+          // matches, and an error that clears itself would let the runtime go on with rows lost.
+          throw std::runtime_error(fmt::format("layer {}: new rows could not enter the host's window ({}); the "
+                                               "runtime cannot go on (destroy it and create another)",
+                                               job.layer, e.what()));
+        }
       });
     };
     // A decode step's few rows are copied here: entering the arenas would cost more than the copy.
@@ -683,6 +696,12 @@ class CudaRuntime final : public RuntimeBase {
     const StepBatch& step = *step_;
     const int32_t hq = opt_.n_q_heads, hkv = opt_.n_kv_heads, d = opt_.head_dim;
     const int64_t tokens = step.tokens();
+    // An error left pending on this thread by earlier CUDA work would come out of the first kernel
+    // launch's check below, with part of the call enqueued: reported (and so cleared) here instead.
+    if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
+      return cuda_status("an error pending on this thread from earlier CUDA work (cudaGetLastError); "
+                         "nothing was enqueued", e);
+    }
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     HGCA_CUDA_TRY(cudaStreamIsCapturing(stream, &capture));
     const bool capturing = capture != cudaStreamCaptureStatusNone;
@@ -747,7 +766,6 @@ class CudaRuntime final : public RuntimeBase {
     job->maw = reinterpret_cast<const float*>(staging.get() + 2 * new_bytes);
     job->evicts = staged > 0;
     job->reevaluates_after_merge &= !job->evicts;  // a scatter starts them anyway
-    job->unpushed = std::move(unpushed_[layer]);
 
     // D: the new rows go to the host at once (they wait there until the layer's next call), after
     // the last plan on C: the layer's previous plan has taken the rows of the call before it out
@@ -768,9 +786,18 @@ class CudaRuntime final : public RuntimeBase {
       return s;
     }
 
-    // C: the plan, then the query goes to the CPU (the stream has produced it).
+    // C: the plan, then the query goes to the CPU (the stream has produced it). The plan brings the
+    // layer's previous call's staged rows into the host windows: from here on they are the job's.
     HGCA_CUDA_TRY(cudaStreamWaitEvent(side_, fork_, 0));
-    if (Status s = launch_part<&CudaRuntime::plan_part>(side_, *job, capturing); !s) return s;
+    captured_jobs_.reserve(captured_jobs_.size() + 1);  // where a failure below keeps the job
+    job->unpushed = std::move(unpushed_[layer]);
+    if (Status s = launch_part<&CudaRuntime::plan_part>(side_, *job, capturing); !s) {
+      unpushed_[layer] = std::move(job->unpushed);  // not enqueued: they wait for the next call
+      return s;
+    }
+    // A host function holds the job now. Should the rest fail (a CUDA error of the device or the
+    // stream), the job is kept, and the runtime stops: the GPU may run part of the call.
+    const AbandonOnFailure abandon_on_failure{this, &job};
     HGCA_CUDA_TRY(cudaEventRecord(plan_ready_, side_));
     plan_ready_captured_ = capturing;
     HGCA_CUDA_TRY(cudaMemcpyAsync(q_host_.get(), q, rows * d * elem_size_, cudaMemcpyDeviceToHost, side_));
@@ -881,6 +908,25 @@ class CudaRuntime final : public RuntimeBase {
       jobs_.push_back(std::move(job));
     }
     return Status::ok();
+  }
+
+  /// Keeps a job whose enqueue failed after a host function of it was enqueued (it may still run),
+  /// unless the job has reached jobs_ (moved from), and makes every later call fail.
+  struct AbandonOnFailure {
+    CudaRuntime* runtime;
+    std::shared_ptr<CallJob>* job;
+    ~AbandonOnFailure() {
+      if (*job) runtime->abandon(std::move(*job));
+    }
+  };
+  void abandon(std::shared_ptr<CallJob> job) noexcept {
+    {
+      std::lock_guard lock(error_mutex_);
+      async_error_ = error(StatusCode::kInternal,
+                           "layer {}: an attention call failed after part of it was enqueued on the streams; the "
+                           "runtime cannot go on (destroy it and create another)", job->layer);
+    }
+    captured_jobs_.push_back(std::move(job));  // room reserved by enqueue; kept until it finishes
   }
 
   /// Enqueues Part(job) on `stream` as a host function (the stream waits until it has returned).

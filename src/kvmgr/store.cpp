@@ -549,7 +549,7 @@ void MirroredKv::evict_and_insert(const std::byte* new_k, const std::byte* new_v
     }
   }
   store_.commit_unselected(std::move(kept), evicted_maw, n_ref);
-  throw StoreMemoryExhausted(unselected + fmt::format(" ({} evicted entries kept in the store, not selected)", evict));
+  throw EvictedUnselected(unselected + fmt::format(" ({} evicted entries kept in the store, not selected)", evict));
 }
 
 }  // namespace hgca::kvmgr

@@ -261,6 +261,13 @@ class SequenceKv {
   DramStore store_;
 };
 
+/// What MirroredKv::evict_and_insert throws when memory ran out once the new rows were in: the
+/// evicted entries joined the store unselected. A report: nothing is lost.
+class EvictedUnselected : public StoreMemoryExhausted {
+ public:
+  using StoreMemoryExhausted::StoreMemoryExhausted;
+};
+
 /// The CUDA backend's KV of one (layer, sequence) on the host: the rows of its window, which the
 /// GPU attends in its own ring, as FlashD2H staged them, and its store. The rows wait in store
 /// blocks: the store grows by whole blocks, so the window's oldest entry always starts one, and an
@@ -289,7 +296,7 @@ class MirroredKv {
   /// n_new, and are selected. `blocks`: allocate_blocks(window_size(), n_new), made ahead (empty,
   /// or made for another size: made here). Strong guarantee on bad_alloc, but for memory running
   /// out once the rows are in (for the context caches, or selection's scratch): the entries still
-  /// join the store, unselected, the window moves on, and then StoreMemoryExhausted is thrown
+  /// join the store, unselected, the window moves on, and then EvictedUnselected is thrown
   /// (nothing is lost, and the caller reports it).
   void evict_and_insert(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
                         const float* evicted_maw, const SelectionParams& sel,

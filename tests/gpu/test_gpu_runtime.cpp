@@ -412,8 +412,6 @@ TEST(CudaGraph, StoreExhaustedInACaptureFailsThatCallBeforeItIsCaptured) {
   FAIL() << "the limit was never reached";
 }
 
-// attention() enqueues and returns while the stream is still held by an earlier kernel: the
-// calling thread never waits for the GPU or for the CPU's part (decode steps, evictions included).
 // Context caches that cannot grow in a scatter (every store entry selected, store memory capped):
 // the next call reports kOutOfMemory once, naming the scatter — a later layer's call of the same
 // step or synchronize(), whichever comes first after the scatter has run; the stores keep every
@@ -465,6 +463,50 @@ TEST(CudaErrors, StoreMemoryRunningOutInAScatterIsReportedOnceAndTheRuntimeGoesO
   }
 }
 
+// An error the caller's own CUDA work left pending on the thread (an allocation that failed,
+// unchecked) is reported by the next attention call before it enqueues anything: the error is
+// named, and the same call made again gives what a runtime that never saw it gives, the rows of
+// the calls before it (still staged: no synchronize between steps) included.
+TEST(CudaErrors, AnErrorPendingOnTheThreadIsReportedBeforeTheCallEnqueuesAnything) {
+  Options o = small_options(DType::kBFloat16);
+  o.overflow = OverflowMode::kOff;  // outputs compared bit for bit without settling between steps
+  Driver plain(o), hit(o);
+  for (Driver* d : {&plain, &hit}) ASSERT_TRUE(d->rt().add_sequence(1).is_ok());
+  std::mt19937_64 rng(31);
+  int reported = 0;
+  for (int step = 0; step < 30; ++step) {
+    const int32_t n = step == 0 ? 21 : 1;
+    const StepInputs in = make_inputs(o, n, rng);
+    plain.enqueue_step({1}, {n}, in);
+    Status pending;
+    if (step % 4 == 2) {  // decode steps that evict and steps that do not
+      hit.before_attention = [] {
+        void* p = nullptr;
+        EXPECT_EQ(cudaMalloc(&p, std::size_t{1} << 60), cudaErrorMemoryAllocation);
+      };
+    }
+    int32_t failed_layer = -1;
+    ASSERT_TRUE(hit.enqueue_calls({1}, {n}, in, &failed_layer, &pending).is_ok()) << "layer " << failed_layer;
+    ASSERT_TRUE(hit.rt().end_step().is_ok());
+    hit.before_attention = nullptr;
+    if (step % 4 == 2) {
+      ASSERT_FALSE(pending.is_ok()) << "step " << step << ": the pending error was not reported";
+      EXPECT_EQ(pending.code(), StatusCode::kOutOfMemory);
+      EXPECT_THAT(pending.message(), HasSubstr("pending on this thread"));
+      EXPECT_THAT(pending.message(), HasSubstr("cudaErrorMemoryAllocation"));
+      ++reported;
+    } else {
+      EXPECT_TRUE(pending.is_ok()) << pending.message();
+    }
+    ASSERT_EQ(plain.outputs(), hit.outputs()) << "step " << step;
+  }
+  EXPECT_EQ(reported, 7);
+  settle(plain, hit);
+  expect_same_history(plain.rt(), hit.rt(), 1, o);
+}
+
+// attention() enqueues and returns while the stream is still held by an earlier kernel: the
+// calling thread never waits for the GPU or for the CPU's part (decode steps, evictions included).
 TEST(CudaAsync, AttentionReturnsWhileTheStreamIsBusy) {
   const Options o = small_options(DType::kFloat16);
   Driver gated(o), plain(o);
