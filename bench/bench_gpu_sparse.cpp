@@ -23,6 +23,7 @@
 #include "gpu_fill.hpp"
 #include "hbm_read.hpp"
 #include "kvmgr/context_segments.hpp"
+#include "scatter_block.hpp"
 
 namespace {
 
@@ -35,7 +36,8 @@ constexpr double kSelected = 0.10;
 constexpr std::size_t kMinWorkingSet = 256u << 20;  // > 4 × the H200's 60 MB L2
 constexpr int kMaxSets = 64;
 constexpr int kIterations = 30;
-constexpr int64_t kSegmentRows = 512;  // a context cache's first segment at D 128 in bf16
+/// A context cache's first segment at D 128 in bf16 (the library's, or HGCA_BENCH_FIRST_SEGMENT_KB).
+const int64_t kSegmentRows = kvmgr::ContextCache::segment_rows_for(kD * 2, hgca::bench::first_segment_bytes());
 
 /// Where a shape's K/V lie: device memory, or mapped pinned host memory (contiguous or in segments).
 enum class Placement { kDevice, kHost, kHostSegments };

@@ -31,6 +31,7 @@
 #include "cpu/sparse_engine.hpp"
 #include "hgca/dtype.hpp"
 #include "kvmgr/store.hpp"
+#include "scatter_block.hpp"
 
 namespace {
 
@@ -229,11 +230,12 @@ void report(benchmark::State& state, const Workload& w, double seconds, double c
 }
 
 /// Each item's K and V read in segments as a context cache lays them out (the first of
-/// StoreMemoryOptions' default size, 512 rows here), over the same memory: what changes is only
-/// how the engine cuts and merges the runs. Returns the segment tables the items point into.
+/// StoreMemoryOptions' default size, 512 rows here, or HGCA_BENCH_FIRST_SEGMENT_KB), over the same
+/// memory: what changes is only how the engine cuts and merges the runs. Returns the segment tables
+/// the items point into.
 std::vector<std::vector<hgca::kvmgr::KvSegment>> segment_items(Workload& w) {
-  const int64_t rows = hgca::kvmgr::ContextCache::segment_rows_for(
-      kHeadDim * sizeof(uint16_t), hgca::kvmgr::StoreMemoryOptions{}.context_first_segment_bytes);
+  const int64_t rows = hgca::kvmgr::ContextCache::segment_rows_for(kHeadDim * sizeof(uint16_t),
+                                                                   hgca::bench::first_segment_bytes());
   std::vector<std::vector<hgca::kvmgr::KvSegment>> tables(w.items.size());
   for (size_t i = 0; i < w.items.size(); ++i) {
     SparseItem& it = w.items[i];

@@ -250,6 +250,7 @@ std::shared_ptr<hgca::kvmgr::StoreMemory> make_store_memory(int32_t high_water) 
   hgca::kvmgr::StoreMemoryOptions o;
   o.high_water_chunks = high_water;
   o.writes = hgca::bench::store_writes();
+  o.context_first_segment_bytes = hgca::bench::first_segment_bytes();
   if (!hgca::cpu::Topology::from_machine(&topology) || !hgca::kvmgr::StoreMemory::create(topology, o, &m)) {
     std::fprintf(stderr, "bench_transfer: the store memory could not be set up\n");
     std::exit(1);

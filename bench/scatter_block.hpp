@@ -48,6 +48,20 @@ inline StoreWrites store_writes() {
   std::exit(2);
 }
 
+/// The benchmarks' context caches' first segment (StoreMemoryOptions::context_first_segment_bytes):
+/// the environment variable HGCA_BENCH_FIRST_SEGMENT_KB, or the library's default when unset.
+inline std::size_t first_segment_bytes() {
+  const char* env = std::getenv("HGCA_BENCH_FIRST_SEGMENT_KB");
+  if (!env) return kvmgr::StoreMemoryOptions{}.context_first_segment_bytes;
+  char* end = nullptr;
+  const unsigned long long kb = std::strtoull(env, &end, 10);
+  if (end == env || *end != '\0' || kb < 1 || kb > (1u << 20)) {
+    std::fprintf(stderr, "HGCA_BENCH_FIRST_SEGMENT_KB = \"%s\", expected KiB in [1, 1048576]\n", env);
+    std::exit(2);
+  }
+  return static_cast<std::size_t>(kb) << 10;
+}
+
 /// The share of the stores' entries in their context sets, over every KV head (the
 /// selected_fraction counter).
 inline double selected_fraction(std::span<const std::unique_ptr<kvmgr::MirroredKv>> seqs) {
