@@ -32,12 +32,16 @@ using ::testing::HasSubstr;
 
 constexpr std::size_t kChunk = 64 << 10;
 
+/// The context caches' first segment in these tests: 512 rows of 256 bytes.
+constexpr std::size_t kFirstSegment = std::size_t{128} << 10;
+
 StoreMemoryOptions options(int32_t low_water, int32_t high_water = 6, std::size_t limit = 0) {
   StoreMemoryOptions o;
   o.chunk_bytes = kChunk;
   o.low_water_chunks = low_water;
   o.high_water_chunks = high_water;
   o.limit_bytes = limit;
+  o.context_first_segment_bytes = kFirstSegment;
   return o;
 }
 
@@ -451,7 +455,7 @@ TEST(ContextCache, GrowingKeepsEveryRowStreamedOrCached) {
 
 // The first segment holds the most rows that fit its bytes, a power of two of them.
 TEST(ContextCache, FirstSegmentRows) {
-  const std::size_t kBytes = StoreMemoryOptions{}.context_first_segment_bytes;
+  const std::size_t kBytes = kFirstSegment;
   EXPECT_EQ(kvmgr::ContextCache::segment_rows_for(256, kBytes), 512);   // D 128, bf16
   EXPECT_EQ(kvmgr::ContextCache::segment_rows_for(192, kBytes), 512);   // D 96: 682 rows fit, 512 taken
   EXPECT_EQ(kvmgr::ContextCache::segment_rows_for(1024, kBytes), 128);  // D 256, f32
@@ -494,7 +498,7 @@ TEST(ContextCache, ReserveThatRunsOutChangesNothing) {
 // was and gives those back.
 TEST(ContextCache, ReserveAcrossSegmentsInOneCallAndRunningOutPartway) {
   auto memory = test::store_memory(options(0, 6, std::size_t{5} << 20));
-  constexpr std::size_t kRow = 256;  // 512 rows in the default first segment
+  constexpr std::size_t kRow = 256;  // 512 rows in the first segment
   std::vector<std::byte> k(kRow * 4000), v(kRow * 4000);
   std::mt19937 rng(5);
   for (std::size_t i = 0; i < k.size(); ++i) k[i] = static_cast<std::byte>(rng()), v[i] = static_cast<std::byte>(rng());

@@ -50,10 +50,12 @@ struct StoreMemoryOptions {
   /// kAuto streams once more than this many bytes are in use over all nodes; 0: the machine's
   /// last-level cache (kDefaultCacheBytes where the topology does not know it).
   std::size_t stream_above_bytes = 0;
-  /// Bytes of one half (K or V) of a context cache's first segment (ContextCache): 128 KiB, so that
-  /// it is one of the CPU engine's chunks (512 rows at D 128 in bf16) and its doubling copies stay
-  /// cheap; tests take a few rows, so that short caches already span several segments.
-  std::size_t context_first_segment_bytes = std::size_t{128} << 10;
+  /// Bytes of one half (K or V) of a context cache's first segment (ContextCache): 16 KiB (64 rows
+  /// at D 128 in bf16). It doubles up to this size, copying its rows each time, and no row moves
+  /// past it: at 128 KiB the copies cost FlashD2H into the stores 4-8 %
+  /// (bench/results/session27-final). Tests take a few rows, so that short caches already span
+  /// several segments.
+  std::size_t context_first_segment_bytes = std::size_t{16} << 10;
   ChunkRegistration registration;
 };
 

@@ -55,7 +55,7 @@ TEST(GpuStoreMemory, KernelsReadStoreBlocksAndContextCachesAtTheirHostAddresses)
   kvmgr::DramStore store(kBlock, kHkv, kD, sizeof(uint16_t), memory, 0);
   std::mt19937_64 rng(8);
   const kvmgr::SelectionParams all{0.0f, 0, 1};  // every entry selected: the caches hold the store
-  for (int append = 0; append < 25; ++append) {  // 1200 rows: past the first segment's 1024
+  for (int append = 0; append < 25; ++append) {  // 1200 rows: segments past the first's 128
     const int64_t count = 3 * kBlock;
     const auto k = ref::encode(ref::normal(rng, count * kHkv * kD), DType::kFloat16);
     const auto v = ref::encode(ref::normal(rng, count * kHkv * kD), DType::kFloat16);
