@@ -230,7 +230,7 @@ void report(benchmark::State& state, const Workload& w, double seconds, double c
 }
 
 /// Each item's K and V read in segments as a context cache lays them out (the first of
-/// StoreMemoryOptions' default size, 512 rows here, or HGCA_BENCH_FIRST_SEGMENT_KB), over the same
+/// StoreMemoryOptions' default size, 64 rows here, or HGCA_BENCH_FIRST_SEGMENT_KB), over the same
 /// memory: what changes is only how the engine cuts and merges the runs. Returns the segment tables
 /// the items point into.
 std::vector<std::vector<hgca::kvmgr::KvSegment>> segment_items(Workload& w) {
