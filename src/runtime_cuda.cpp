@@ -37,8 +37,9 @@
 // in the store unselected (MirroredKv::evict_and_insert). A call being captured into a graph
 // allocates its blocks then too (the graph performs its step once), so running out fails the call
 // in the capture, before it has captured anything; a graph launched again allocates in its scatter.
-// A call that fails once its first host function is enqueued keeps its job (the function may still
-// run) and stops the runtime, as does a scatter that could not bring rows into a host window.
+// A call that fails once its first host function is being launched keeps its job (the function may
+// still run) and stops the runtime, as do a scatter that could not bring rows into a host window
+// and a CPU part that failed (its call's output is wrong).
 //
 // The overflow policy (issue 5, item 3; overflow_policy.hpp decides): the GPU attends some
 // (sequence, KV head) items' context sets itself, reading the context caches in place in host
@@ -440,6 +441,8 @@ class CudaRuntime final : public RuntimeBase {
   void cpu_part(CallJob& job) {
     run_async("the CPU's sparse attention", [&] {
       sparse_attention(*job.step, job.layer, q_host_.get(), o_cpu_.as<float>(), lse_cpu_.as<float>(), job.on_gpu);
+    }, /*fatal=*/true);
+    run_async("the re-evaluation", [&] {
       job.reevaluations = snapshot_reevaluations(*job.step, job.layer, q_host_.get());
       if (!job.evicts && !job.reevaluates_after_merge) start_reevaluations(*job.step, job.layer, job.reevaluations);
     });
@@ -642,15 +645,25 @@ class CudaRuntime final : public RuntimeBase {
     if (s.code() == StatusCode::kOutOfMemory) async_error_ = Status::ok();
     return s;
   }
+  /// Runs `f`, a part of a call's host side, keeping its error for the next call to report.
+  /// `fatal`: a failure leaves the call's output wrong, so it stays (kInternal), even memory
+  /// running out.
   template <typename F>
-  void run_async(const char* what, F&& f) const {
+  void run_async(const char* what, F&& f, bool fatal = false) const {
     Status s = guarded([&]() -> Status {
       f();
       return Status::ok();
     });
-    if (!s) {
-      std::lock_guard lock(error_mutex_);
-      if (async_error_.is_ok()) async_error_ = Status(s.code(), fmt::format("{} failed: {}", what, s.message()));
+    if (s) return;
+    if (fatal) {
+      s = Status(StatusCode::kInternal, s.message() + "; that call's output is wrong, and the runtime cannot go "
+                                                      "on (destroy it and create another)");
+    }
+    std::lock_guard lock(error_mutex_);
+    // The first error is kept, but one that stays replaces one that would be reported only once.
+    if (async_error_.is_ok() ||
+        (async_error_.code() == StatusCode::kOutOfMemory && s.code() != StatusCode::kOutOfMemory)) {
+      async_error_ = Status(s.code(), fmt::format("{} failed: {}", what, s.message()));
     }
   }
 
@@ -788,16 +801,14 @@ class CudaRuntime final : public RuntimeBase {
 
     // C: the plan, then the query goes to the CPU (the stream has produced it). The plan brings the
     // layer's previous call's staged rows into the host windows: from here on they are the job's.
+    // Its host function holds the job from its launch on (part of the launch may be on the stream
+    // even where it fails): should the call fail from here (a CUDA error of the device or the
+    // stream), the job is kept (its room reserved first) and the runtime stops.
     HGCA_CUDA_TRY(cudaStreamWaitEvent(side_, fork_, 0));
-    captured_jobs_.reserve(captured_jobs_.size() + 1);  // where a failure below keeps the job
+    if (captured_jobs_.size() == captured_jobs_.capacity()) captured_jobs_.reserve(2 * captured_jobs_.size() + 1);
     job->unpushed = std::move(unpushed_[layer]);
-    if (Status s = launch_part<&CudaRuntime::plan_part>(side_, *job, capturing); !s) {
-      unpushed_[layer] = std::move(job->unpushed);  // not enqueued: they wait for the next call
-      return s;
-    }
-    // A host function holds the job now. Should the rest fail (a CUDA error of the device or the
-    // stream), the job is kept, and the runtime stops: the GPU may run part of the call.
     const AbandonOnFailure abandon_on_failure{this, &job};
+    if (Status s = launch_part<&CudaRuntime::plan_part>(side_, *job, capturing); !s) return s;
     HGCA_CUDA_TRY(cudaEventRecord(plan_ready_, side_));
     plan_ready_captured_ = capturing;
     HGCA_CUDA_TRY(cudaMemcpyAsync(q_host_.get(), q, rows * d * elem_size_, cudaMemcpyDeviceToHost, side_));
@@ -910,8 +921,9 @@ class CudaRuntime final : public RuntimeBase {
     return Status::ok();
   }
 
-  /// Keeps a job whose enqueue failed after a host function of it was enqueued (it may still run),
-  /// unless the job has reached jobs_ (moved from), and makes every later call fail.
+  /// Keeps a job whose enqueue failed once its plan's host function was being launched (it may
+  /// still run), unless the job has reached jobs_ or captured_jobs_ (moved from), and makes every
+  /// later call fail.
   struct AbandonOnFailure {
     CudaRuntime* runtime;
     std::shared_ptr<CallJob>* job;
@@ -922,9 +934,7 @@ class CudaRuntime final : public RuntimeBase {
   void abandon(std::shared_ptr<CallJob> job) noexcept {
     {
       std::lock_guard lock(error_mutex_);
-      async_error_ = error(StatusCode::kInternal,
-                           "layer {}: an attention call failed after part of it was enqueued on the streams; the "
-                           "runtime cannot go on (destroy it and create another)", job->layer);
+      async_error_ = std::move(abandoned_);  // made ahead: nothing here allocates
     }
     captured_jobs_.push_back(std::move(job));  // room reserved by enqueue; kept until it finishes
   }
@@ -1062,6 +1072,10 @@ class CudaRuntime final : public RuntimeBase {
 
   mutable std::mutex error_mutex_;
   mutable Status async_error_;
+  /// What every call reports once a call failed partway (abandon()).
+  Status abandoned_{StatusCode::kInternal,
+                    "an attention call failed after part of it was enqueued on the streams; the runtime cannot go on "
+                    "(destroy it and create another)"};
 };
 
 }  // namespace

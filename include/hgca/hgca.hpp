@@ -307,10 +307,11 @@ class Runtime {
   /// Errors (CUDA backend): a call that fails has changed nothing and may be made again, but for a
   /// CUDA error after part of it was enqueued (the device or the stream failing), after which every
   /// call reports kInternal. An error left pending on the calling thread by earlier CUDA work is
-  /// reported before anything is enqueued. What failed in the host side of an earlier call (the
-  /// store update) is reported by the next attention() or synchronize(), whichever comes first:
-  /// kOutOfMemory once (the stores kept every entry: release sequences or raise the limit, and go
-  /// on), anything else by every call from then on.
+  /// reported before anything is enqueued. What failed in the host side of an earlier call is
+  /// reported by the next call that waits for that side (attention, synchronize, release_sequence,
+  /// read_kv, layer_stats, store_memory_stats): kOutOfMemory once where the store could not select
+  /// entries it kept (release sequences or raise the limit, and go on; a call that reported it did
+  /// nothing else and may be made again), anything else by every call from then on.
   virtual Status attention(int32_t layer, const TensorView& q, const TensorView& k,
                            const TensorView& v, const MutableTensorView& out,
                            float* lse_out = nullptr, void* stream = nullptr) = 0;
