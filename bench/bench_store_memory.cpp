@@ -143,6 +143,7 @@ std::shared_ptr<StoreMemory> scatter_memory(int i = 0) {
     hgca::kvmgr::StoreMemoryOptions o;
     o.high_water_chunks = 64;
     o.writes = hgca::bench::store_writes();
+    o.context_first_segment_bytes = hgca::bench::first_segment_bytes();
     if (!StoreMemory::create(machine(), o, &memories[i])) std::abort();
   }
   return memories[i];
