@@ -47,6 +47,16 @@ hgca_status exception_status(const char* function) noexcept {
   return HGCA_INTERNAL;
 }
 
+/// Runs an entry's body; an exception it throws becomes its status (exception_status).
+template <typename F>
+hgca_status guarded(const char* function, F&& body) noexcept {
+  try {
+    return body();
+  } catch (...) {
+    return exception_status(function);
+  }
+}
+
 hgca_status null_argument(const char* function, const char* argument) {
   last_error = fmt::format("{}: {} is null", function, argument);
   return HGCA_INVALID_ARGUMENT;
@@ -132,14 +142,12 @@ void hgca_options_default(hgca_options* options) {
 hgca_status hgca_load_options_json(const char* path, hgca_options* inout) {
   if (!path) return null_argument("hgca_load_options_json", "path");
   if (!inout) return null_argument("hgca_load_options_json", "inout");
-  try {
+  return guarded("hgca_load_options_json", [&]() -> hgca_status {
     hgca::Options o = to_cpp(*inout);
     if (hgca_status s = report(hgca::load_options_json(path, &o)); s != HGCA_OK) return s;
     tuned_to_c(o, inout);
     return HGCA_OK;
-  } catch (...) {
-    return exception_status("hgca_load_options_json");
-  }
+  });
 }
 
 const char* hgca_status_string(hgca_status status) {
@@ -151,36 +159,26 @@ const char* hgca_last_error(void) { return last_error.c_str(); }
 hgca_status hgca_create(const hgca_options* options, hgca_runtime** out) {
   if (!options) return null_argument("hgca_create", "options");
   if (!out) return null_argument("hgca_create", "out");
-  try {
+  return guarded("hgca_create", [&]() -> hgca_status {
     auto rt = std::make_unique<hgca_runtime>();
     if (hgca_status s = report(hgca::Runtime::create(to_cpp(*options), &rt->impl)); s != HGCA_OK) {
       return s;
     }
     *out = rt.release();
     return HGCA_OK;
-  } catch (...) {
-    return exception_status("hgca_create");
-  }
+  });
 }
 
 void hgca_destroy(hgca_runtime* runtime) { delete runtime; }
 
 hgca_status hgca_add_sequence(hgca_runtime* runtime, uint64_t seq_id) {
   if (!runtime) return null_argument("hgca_add_sequence", "runtime");
-  try {
-    return report(runtime->impl->add_sequence(seq_id));
-  } catch (...) {
-    return exception_status("hgca_add_sequence");
-  }
+  return guarded("hgca_add_sequence", [&] { return report(runtime->impl->add_sequence(seq_id)); });
 }
 
 hgca_status hgca_release_sequence(hgca_runtime* runtime, uint64_t seq_id) {
   if (!runtime) return null_argument("hgca_release_sequence", "runtime");
-  try {
-    return report(runtime->impl->release_sequence(seq_id));
-  } catch (...) {
-    return exception_status("hgca_release_sequence");
-  }
+  return guarded("hgca_release_sequence", [&] { return report(runtime->impl->release_sequence(seq_id)); });
 }
 
 hgca_status hgca_begin_step(hgca_runtime* runtime, const uint64_t* seq_ids, const int32_t* n_new,
@@ -193,11 +191,9 @@ hgca_status hgca_begin_step(hgca_runtime* runtime, const uint64_t* seq_ids, cons
   if (batch_size > 0 && !seq_ids) return null_argument("hgca_begin_step", "seq_ids");
   if (batch_size > 0 && !n_new) return null_argument("hgca_begin_step", "n_new");
   const auto n = static_cast<std::size_t>(batch_size);
-  try {
+  return guarded("hgca_begin_step", [&]() -> hgca_status {
     return report(runtime->impl->begin_step(std::span(seq_ids, n), std::span(n_new, n)));
-  } catch (...) {
-    return exception_status("hgca_begin_step");
-  }
+  });
 }
 
 hgca_status hgca_attention(hgca_runtime* runtime, int32_t layer, int64_t total_tokens,
@@ -209,20 +205,14 @@ hgca_status hgca_attention(hgca_runtime* runtime, int32_t layer, int64_t total_t
   const hgca::TensorView tk{k, o.dtype, {total_tokens, o.n_kv_heads, o.head_dim}};
   const hgca::TensorView tv{v, o.dtype, {total_tokens, o.n_kv_heads, o.head_dim}};
   const hgca::MutableTensorView to{out, o.dtype, {total_tokens, o.n_q_heads, o.head_dim}};
-  try {
+  return guarded("hgca_attention", [&]() -> hgca_status {
     return report(runtime->impl->attention(layer, tq, tk, tv, to, lse_out, stream));
-  } catch (...) {
-    return exception_status("hgca_attention");
-  }
+  });
 }
 
 hgca_status hgca_end_step(hgca_runtime* runtime) {
   if (!runtime) return null_argument("hgca_end_step", "runtime");
-  try {
-    return report(runtime->impl->end_step());
-  } catch (...) {
-    return exception_status("hgca_end_step");
-  }
+  return guarded("hgca_end_step", [&] { return report(runtime->impl->end_step()); });
 }
 
 hgca_status hgca_get_layer_stats(const hgca_runtime* runtime, int32_t layer, hgca_layer_stats* out,
@@ -235,7 +225,7 @@ hgca_status hgca_get_layer_stats(const hgca_runtime* runtime, int32_t layer, hgc
                              context_tokens_capacity, hkv);
     return HGCA_INVALID_ARGUMENT;
   }
-  try {
+  return guarded("hgca_get_layer_stats", [&]() -> hgca_status {
     hgca::LayerStats st;
     if (hgca_status s = report(runtime->impl->layer_stats(layer, &st)); s != HGCA_OK) return s;
     *out = hgca_layer_stats{st.sequences, st.window_tokens, st.window_capacity, st.store_tokens,
@@ -244,9 +234,7 @@ hgca_status hgca_get_layer_stats(const hgca_runtime* runtime, int32_t layer, hgc
                             st.overflow_predicted_cpu_seconds, st.overflow_predicted_gpu_seconds};
     if (context_tokens) std::copy(st.context_tokens.begin(), st.context_tokens.end(), context_tokens);
     return HGCA_OK;
-  } catch (...) {
-    return exception_status("hgca_get_layer_stats");
-  }
+  });
 }
 
 hgca_status hgca_get_store_memory_stats(const hgca_runtime* runtime, hgca_store_memory_stats* out,
@@ -259,7 +247,7 @@ hgca_status hgca_get_store_memory_stats(const hgca_runtime* runtime, hgca_store_
                              capacity, static_cast<const void*>(out));
     return HGCA_INVALID_ARGUMENT;
   }
-  try {
+  return guarded("hgca_get_store_memory_stats", [&]() -> hgca_status {
     std::vector<hgca::StoreMemoryStats> st;
     if (hgca_status s = report(runtime->impl->store_memory_stats(&st)); s != HGCA_OK) return s;
     *count = static_cast<int32_t>(st.size());
@@ -270,25 +258,19 @@ hgca_status hgca_get_store_memory_stats(const hgca_runtime* runtime, hgca_store_
                                        n.registration_failures};
     }
     return HGCA_OK;
-  } catch (...) {
-    return exception_status("hgca_get_store_memory_stats");
-  }
+  });
 }
 
 hgca_status hgca_sequence_length(const hgca_runtime* runtime, uint64_t seq_id, int64_t* out) {
   if (!runtime) return null_argument("hgca_sequence_length", "runtime");
-  try {
-    return report(runtime->impl->sequence_length(seq_id, out));
-  } catch (...) {
-    return exception_status("hgca_sequence_length");
-  }
+  return guarded("hgca_sequence_length", [&] { return report(runtime->impl->sequence_length(seq_id, out)); });
 }
 
 hgca_status hgca_get_cpu_stats(const hgca_runtime* runtime, hgca_cpu_stats* out, hgca_numa_node_stats* nodes,
                                int32_t nodes_capacity) {
   if (!runtime) return null_argument("hgca_get_cpu_stats", "runtime");
   if (!out) return null_argument("hgca_get_cpu_stats", "out");
-  try {
+  return guarded("hgca_get_cpu_stats", [&]() -> hgca_status {
     hgca::CpuStats st;
     if (hgca_status s = report(runtime->impl->cpu_stats(&st)); s != HGCA_OK) return s;
     const auto n = static_cast<int32_t>(st.nodes.size());
@@ -303,37 +285,23 @@ hgca_status hgca_get_cpu_stats(const hgca_runtime* runtime, hgca_cpu_stats* out,
       nodes[i] = hgca_numa_node_stats{node.threads, node.gpu_local ? 1 : 0, node.sequences};
     }
     return HGCA_OK;
-  } catch (...) {
-    return exception_status("hgca_get_cpu_stats");
-  }
+  });
 }
 
 hgca_status hgca_sequence_node(const hgca_runtime* runtime, uint64_t seq_id, int32_t* out) {
   if (!runtime) return null_argument("hgca_sequence_node", "runtime");
-  try {
-    return report(runtime->impl->sequence_node(seq_id, out));
-  } catch (...) {
-    return exception_status("hgca_sequence_node");
-  }
+  return guarded("hgca_sequence_node", [&] { return report(runtime->impl->sequence_node(seq_id, out)); });
 }
 
 hgca_status hgca_read_kv(const hgca_runtime* runtime, int32_t layer, uint64_t seq_id, void* k_out,
                          void* v_out) {
   if (!runtime) return null_argument("hgca_read_kv", "runtime");
-  try {
-    return report(runtime->impl->read_kv(layer, seq_id, k_out, v_out));
-  } catch (...) {
-    return exception_status("hgca_read_kv");
-  }
+  return guarded("hgca_read_kv", [&] { return report(runtime->impl->read_kv(layer, seq_id, k_out, v_out)); });
 }
 
 hgca_status hgca_synchronize(hgca_runtime* runtime) {
   if (!runtime) return null_argument("hgca_synchronize", "runtime");
-  try {
-    return report(runtime->impl->synchronize());
-  } catch (...) {
-    return exception_status("hgca_synchronize");
-  }
+  return guarded("hgca_synchronize", [&] { return report(runtime->impl->synchronize()); });
 }
 
 hgca_status hgca_get_backend(const hgca_runtime* runtime, hgca_backend* out) {
