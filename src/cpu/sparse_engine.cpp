@@ -247,7 +247,7 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
           k = it.segments[seg].k;
           v = it.segments[seg].v;
           first = kvmgr::context_segment_first(seg, it.segment_rows);
-          end = std::min(k1, first + kvmgr::context_segment_rows(seg, it.segment_rows));
+          end = std::min(k1, kvmgr::context_segment_end(seg, it.segment_rows));
         }
         runs.push_back({static_cast<const std::byte*>(k) + (k0 - first) * row_bytes,
                         static_cast<const std::byte*>(v) + (k0 - first) * row_bytes, end - k0});
@@ -305,24 +305,6 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
   std::unique_ptr<std::atomic<int32_t>[]> remaining(new std::atomic<int32_t>[items.size()]);
   for (size_t i = 0; i < items.size(); ++i) remaining[i].store(splits[i].chunks, std::memory_order_relaxed);
 
-  auto params = [&](const SparseItem& it) {
-    arch::UnitParams p;
-    p.k = it.k;
-    p.v = it.v;
-    p.n = it.n;
-    p.q = it.q;
-    p.q_row_stride = it.q_row_stride;
-    p.n_rows = it.n_rows;
-    p.group = group;
-    p.head_dim = head_dim;
-    p.sm_scale = sm_scale;
-    p.o = it.o;
-    p.o_row_stride = it.o_row_stride;
-    p.lse = it.lse;
-    p.lse_row_stride = it.lse_row_stride;
-    return p;
-  };
-
   // The chunks of a split item merged by LSE, in chunk order, by whichever chunk finishes last.
   auto combine = [&](int32_t i) {
     const SparseItem& it = items[i];
@@ -357,18 +339,23 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
   };
   std::vector<Busy> busy(stats ? static_cast<size_t>(slot_base.back()) : 0);
 
-  // Chunk c of item `it`: its one run, or its runs in one pass.
+  // Chunk c of item `it`: its runs, in one pass.
   auto chunk_params = [&](const SparseItem& it, int32_t c) {
-    arch::UnitParams p = params(it);
+    arch::UnitParams p;
+    p.q = it.q;
+    p.q_row_stride = it.q_row_stride;
+    p.n_rows = it.n_rows;
+    p.group = group;
+    p.head_dim = head_dim;
+    p.sm_scale = sm_scale;
+    p.o = it.o;
+    p.o_row_stride = it.o_row_stride;
+    p.lse = it.lse;
+    p.lse_row_stride = it.lse_row_stride;
     const Chunk& ch = chunks[c];
     p.n = ch.n;
-    if (ch.runs == 1) {
-      p.k = runs[ch.first_run].k;
-      p.v = runs[ch.first_run].v;
-    } else {
-      p.runs = &runs[ch.first_run];
-      p.n_runs = ch.runs;
-    }
+    p.runs = &runs[ch.first_run];
+    p.n_runs = ch.runs;
     return p;
   };
 

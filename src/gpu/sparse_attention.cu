@@ -171,7 +171,7 @@ __global__ void __launch_bounds__(kSparseThreads, sparse_blocks_per_sm(TP)) spar
         kr = static_cast<const T*>(seg.k);
         vr = static_cast<const T*>(seg.v);
         run_first = kvmgr::context_segment_first(sg, it.segment_rows);
-        run_end = min64(k1, run_first + kvmgr::context_segment_rows(sg, it.segment_rows));
+        run_end = min64(k1, kvmgr::context_segment_end(sg, it.segment_rows));
       }
       const int ns = static_cast<int>(min64(kSub, run_end - s0));
       // 16-byte loads where the run's K and V allow them (each segment has its own alignment).

@@ -46,4 +46,9 @@ HGCA_HOST_DEVICE inline int64_t context_segment_rows(int32_t s, int64_t segment_
   return s <= 1 ? segment_rows : segment_rows << (s - 1);
 }
 
+/// One past segment s's last row: where segment s + 1 starts.
+HGCA_HOST_DEVICE inline int64_t context_segment_end(int32_t s, int64_t segment_rows) {
+  return context_segment_first(s + 1, segment_rows);
+}
+
 }  // namespace hgca::kvmgr

@@ -96,7 +96,7 @@ void ContextCache::reserve(StoreMemory& memory, int node, int64_t rows, std::siz
                                        : segment_rows_for(row_bytes, memory.options().context_first_segment_bytes);
   // Everything that can fail first, into locals: the cache changes only once all of it is had.
   Segment first;  // the first segment, grown
-  const int64_t first_rows = segments_.empty() ? 0 : std::min(capacity_, c0);
+  const int64_t first_rows = std::min(capacity_, c0);  // 0 while the cache is empty
   if (first_rows < std::min(rows, c0)) {
     // Halves a power of two of at least 2 KiB while they grow, so that spans come in few sizes and
     // the chunks that serve them are reused; the full first segment exactly c0 rows.
@@ -149,11 +149,13 @@ void ContextCache::push_back(const std::byte* k_rows, const std::byte* v_rows, i
   while (n > 0) {
     // The rest of the segment holding row rows_ (of the first segment: its capacity).
     const int32_t s = context_segment_of(rows_, segment_rows_);
-    const int64_t end = std::min(capacity_, context_segment_first(s, segment_rows_) + context_segment_rows(s, segment_rows_));
-    const int64_t take = std::min(n, end - rows_);
+    const int64_t take = std::min(n, std::min(capacity_, context_segment_end(s, segment_rows_)) - rows_);
     const std::size_t bytes = static_cast<std::size_t>(take) * row_bytes_;
-    std::memcpy(row(rows_, false), k_rows, bytes);
-    std::memcpy(row(rows_, true), v_rows, bytes);
+    const Segment& seg = segments_[s];
+    std::byte* k =
+        seg.span.data() + static_cast<std::size_t>(rows_ - context_segment_first(s, segment_rows_)) * row_bytes_;
+    std::memcpy(k, k_rows, bytes);
+    std::memcpy(k + seg.v_offset, v_rows, bytes);
     k_rows += bytes;
     v_rows += bytes;
     rows_ += take;

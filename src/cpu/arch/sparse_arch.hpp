@@ -15,15 +15,12 @@ struct KvRun {
   int64_t n = 0;
 };
 
-/// One unit of work: query rows × group heads over n keys of one KV head, contiguous or (runs) in
-/// a few runs attended in one pass. Writes o normalized over the n keys and lse in natural log
-/// (o = 0, lse = -inf when n = 0).
+/// One unit of work: query rows × group heads over n keys of one KV head, in one run or a few
+/// attended in one pass. Writes o normalized over the n keys and lse in natural log (o = 0,
+/// lse = -inf when n = 0).
 struct UnitParams {
-  const void* k = nullptr;  ///< [n, head_dim]
-  const void* v = nullptr;  ///< [n, head_dim]
   int64_t n = 0;
-  /// Non-null: the keys are these n_runs runs in order (their n summing to n), not k and v.
-  const KvRun* runs = nullptr;
+  const KvRun* runs = nullptr;  ///< n_runs runs in order, their n summing to n
   int32_t n_runs = 0;
   const void* q = nullptr;  ///< row r, head g at q + r*q_row_stride + g*head_dim
   int64_t q_row_stride = 0;

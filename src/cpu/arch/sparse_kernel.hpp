@@ -300,10 +300,9 @@ void unit(const UnitParams& p) {
     }
   }
 
-  // One pass over the runs (or the one run at k, v), the online softmax's state carried across.
-  const KvRun one{p.k, p.v, p.n};
-  const KvRun* runs = p.runs ? p.runs : &one;
-  const int32_t n_runs = p.runs ? p.n_runs : 1;
+  // One pass over the runs, the online softmax's state carried across.
+  const KvRun* runs = p.runs;
+  const int32_t n_runs = p.n_runs;
   for (int32_t r = 0; r < n_runs; ++r) {
     const T* k = static_cast<const T*>(runs[r].k);
     const T* v = static_cast<const T*>(runs[r].v);
