@@ -282,10 +282,13 @@ Status RuntimeBase::synchronize() {
   });
 }
 
-const kvmgr::DramStore* RuntimeBase::store(SeqId id, int32_t layer) const {
+Status RuntimeBase::store(SeqId id, int32_t layer, const kvmgr::DramStore** out) const {
   const SequenceState* seq = find(id);
-  if (!seq || layer < 0 || layer >= opt_.n_layers || !drain()) return nullptr;
-  return &dram(*seq, layer);
+  if (!seq) return error(StatusCode::kNotFound, "store: seq_id = {} is unknown", id);
+  if (Status s = check_layer("store", layer); !s) return s;
+  if (Status s = drain(); !s) return s;
+  *out = &dram(*seq, layer);
+  return Status::ok();
 }
 
 Status RuntimeBase::check_layer(const char* what, int32_t layer) const {

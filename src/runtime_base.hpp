@@ -62,9 +62,10 @@ class RuntimeBase : public Runtime {
   Status store_memory_stats(std::vector<StoreMemoryStats>* out) const override;
   Status synchronize() override;
 
-  /// The DRAM store of `id` at `layer` once the work enqueued so far has run (this waits for it);
-  /// null when `id` is unknown or that work failed. For tests that look inside (FlashH2D's round trip).
-  const kvmgr::DramStore* store(SeqId id, int32_t layer) const;
+  /// The DRAM store of `id` at `layer` once the work enqueued so far has run (this waits for it),
+  /// or the error that work met, as the query functions report it. For tests that look inside
+  /// (FlashH2D's round trip).
+  Status store(SeqId id, int32_t layer, const kvmgr::DramStore** out) const;
 
  protected:
   /// Builds the CPU side on `machine`: the pool (one arena per NUMA node, threads and

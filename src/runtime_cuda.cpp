@@ -168,24 +168,32 @@ class TransferClock {
   TransferClock(const TransferClock&) = delete;
   TransferClock& operator=(const TransferClock&) = delete;
   ~TransferClock() {
+    cancel();
     for (const Stretch& s : pending_) free_.insert(free_.end(), {s.start, s.end});
     for (cudaEvent_t e : free_) cudaEventDestroy(e);
   }
 
-  /// Records the start of a stretch of `layer` on `stream`; end() records its end on the same stream.
+  /// Records the start of a stretch of `layer` on `stream`; end() records its end on the same stream,
+  /// or cancel() drops it (the work between failed). Their events are kept for reuse either way.
   Status begin(int32_t layer, cudaStream_t stream) {
-    cudaEvent_t start = nullptr, end = nullptr;
-    HGCA_CUDA_TRY(take(&start));
-    HGCA_CUDA_TRY(take(&end));
-    HGCA_CUDA_TRY(cudaEventRecord(start, stream));
-    open_ = {layer, start, end};
+    open_ = {layer, nullptr, nullptr};
+    HGCA_CUDA_TRY(take(&open_.start));
+    HGCA_CUDA_TRY(take(&open_.end));
+    HGCA_CUDA_TRY(cudaEventRecord(open_.start, stream));
     return Status::ok();
   }
   Status end(cudaStream_t stream) {
     HGCA_CUDA_TRY(cudaEventRecord(open_.end, stream));
     std::lock_guard lock(mutex_);
-    pending_.push_back(open_);
+    pending_.push_back(std::exchange(open_, {}));
     return Status::ok();
+  }
+  void cancel() {
+    std::lock_guard lock(mutex_);
+    for (cudaEvent_t e : {open_.start, open_.end}) {
+      if (e) free_.push_back(e);
+    }
+    open_ = {};
   }
   /// Time the host spent on a transfer's behalf (a host function that blocks a stream).
   void add(int32_t layer, double seconds) {
@@ -951,11 +959,11 @@ class CudaRuntime final : public RuntimeBase {
   /// Enqueues `work` on `stream`, between CUDA events that the transfer clock reads when `on`.
   template <typename F>
   Status timed(int32_t layer, cudaStream_t stream, bool on, F&& work) {
-    if (on) {
-      if (Status s = transfer_clock_.begin(layer, stream); !s) return s;
-    }
-    if (Status s = work(); !s) return s;
-    return on ? transfer_clock_.end(stream) : Status::ok();
+    Status s = on ? transfer_clock_.begin(layer, stream) : Status::ok();
+    if (s) s = work();
+    if (s && on) s = transfer_clock_.end(stream);
+    if (!s && on) transfer_clock_.cancel();
+    return s;
   }
 
   gpu::WindowAttentionParams window_params() const {

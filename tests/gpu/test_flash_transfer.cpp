@@ -249,8 +249,9 @@ TEST_P(FlashRoundTrip, EvictedThroughFlashD2HGatheredBackThroughFlashH2D) {
   std::vector<const kvmgr::DramStore*> stores;
   for (SeqId id : ids) {
     for (int32_t l = 0; l < o.n_layers; ++l) {
-      stores.push_back(base.store(id, l));
-      ASSERT_NE(stores.back(), nullptr);
+      const kvmgr::DramStore* store = nullptr;
+      ASSERT_TRUE(base.store(id, l, &store).is_ok());
+      stores.push_back(store);
     }
   }
 
