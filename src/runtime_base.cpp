@@ -4,8 +4,10 @@
 #include <fmt/ranges.h>
 #include <oneapi/tbb/parallel_for.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <stdexcept>
 #include <unordered_set>
 
@@ -166,6 +168,7 @@ Status RuntimeBase::add_sequence(SeqId id) {
     auto seq = make_sequence(node);
     seq->node = node;
     seq->pending.resize(static_cast<std::size_t>(opt_.n_layers));
+    seq->reserved.resize(static_cast<std::size_t>(opt_.n_layers));
     seqs_.emplace(id, std::move(seq));
     store_memory_->prepare(node);  // its first steps find chunks ready
     return Status::ok();
@@ -202,6 +205,17 @@ Status RuntimeBase::begin_step(std::span<const SeqId> seq_ids, std::span<const i
       step->seqs.push_back(it->second.get());
       step->n_new.push_back(n_new[i]);
       step->offsets.push_back(step->offsets.back() + n_new[i]);
+    }
+    // Store memory for the whole step, so that an attention call cannot run out of it half-way
+    // through a step (its layers would disagree, and no sequence can be released while it is open).
+    try {
+      for (int32_t i = 0; i < step->size(); ++i) {
+        for (int32_t l = 0; l < opt_.n_layers; ++l) step->seqs[i]->reserved[l] = step_blocks(*step->seqs[i], l, n_new[i]);
+      }
+    } catch (const kvmgr::StoreMemoryExhausted& e) {
+      for (SequenceState* seq : step->seqs) std::fill(seq->reserved.begin(), seq->reserved.end(), kvmgr::DramStore::PreparedAppend{});
+      return error(kOutOfMemory, "begin_step: the store blocks of this step's calls: {}; then begin the step again "
+                   "(nothing changed)", e.what());
     }
     step_ = std::move(step);
     std::fill(layer_done_.begin(), layer_done_.end(), 0);
@@ -349,15 +363,23 @@ Status RuntimeBase::validate_call(int32_t layer, const TensorView& q, const Tens
 }
 
 void RuntimeBase::publish(SequenceState& seq, int32_t layer) {
-  auto& job = seq.pending[layer];
-  if (!job || !job->done.load(std::memory_order_acquire)) return;
+  if (!seq.pending[layer] || !seq.pending[layer]->done.load(std::memory_order_acquire)) return;
+  // Taken first: one that cannot be applied is dropped, not tried again by every later call.
+  const std::shared_ptr<kvmgr::Reevaluation> job = std::move(seq.pending[layer]);
   dram(seq, layer).apply_reevaluation(job->weights, selection());
-  job.reset();
   ++reevaluations_[layer];
 }
 
 void RuntimeBase::publish(const StepBatch& batch, int32_t layer) {
-  for (auto* seq : batch.seqs) publish(*seq, layer);
+  std::exception_ptr failed;
+  for (auto* seq : batch.seqs) {
+    try {
+      publish(*seq, layer);
+    } catch (const kvmgr::StoreMemoryExhausted&) {
+      if (!failed) failed = std::current_exception();
+    }
+  }
+  if (failed) std::rethrow_exception(failed);
 }
 
 void RuntimeBase::sparse_attention(const StepBatch& batch, int32_t layer, const void* q, float* o,

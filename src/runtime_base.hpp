@@ -28,12 +28,16 @@ namespace hgca {
 Status validate_options(const Options& o);
 
 /// A live sequence: its length, its NUMA node and, per layer, the newest re-evaluation not yet
-/// published. Each backend derives its own with the window and the store.
+/// published and the store blocks reserved for the open step. Each backend derives its own with
+/// the window and the store.
 struct SequenceState {
   virtual ~SequenceState() = default;  // released through this base: the backend's part must go too
   int64_t length = 0;
   int32_t node = 0;  ///< where its CPU work runs (the node's arena) and its store belongs
   std::vector<std::shared_ptr<kvmgr::Reevaluation>> pending;
+  /// The store blocks the open step's call at each layer takes (begin_step allocates them all, so
+  /// that store memory running out fails begin_step, before any layer has changed).
+  std::vector<kvmgr::DramStore::PreparedAppend> reserved;
 };
 
 /// The batch of one step, shared with the work it enqueues (which may run after the step ended).
@@ -82,6 +86,9 @@ class RuntimeBase : public Runtime {
   virtual const kvmgr::DramStore& dram(const SequenceState& seq, int32_t layer) const = 0;
   virtual kvmgr::DramStore& dram(SequenceState& seq, int32_t layer) = 0;
   virtual int64_t window_size(const SequenceState& seq, int32_t layer) const = 0;
+  /// The store blocks `seq`'s call at `layer` will take for n_new new tokens at the step boundary,
+  /// allocated (empty when it needs none). Throws StoreMemoryExhausted.
+  virtual kvmgr::DramStore::PreparedAppend step_blocks(const SequenceState& seq, int32_t layer, int32_t n_new) const = 0;
   /// Waits until everything enqueued has run (the state the query functions read is then final).
   virtual Status drain() const { return Status::ok(); }
   /// The backend's own fields of LayerStats (transfer_seconds, overflow_*), filled after drain().
@@ -114,7 +121,9 @@ class RuntimeBase : public Runtime {
   int64_t read_store(const kvmgr::DramStore& store, std::byte* k_out, std::byte* v_out) const;
 
   kvmgr::SelectionParams selection() const { return {opt_.beta, opt_.min_keep, opt_.heads_per_task}; }
-  /// Publishes the newest finished re-evaluation of the batch's sequences at `layer`.
+  /// Publishes the newest finished re-evaluation of the batch's sequences at `layer`. One whose
+  /// context caches cannot get store memory is dropped, its sequence's context sets as they were
+  /// (the others still publish), and then StoreMemoryExhausted is thrown.
   void publish(const StepBatch& batch, int32_t layer);
   void publish(SequenceState& seq, int32_t layer);
 

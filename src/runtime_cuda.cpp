@@ -30,13 +30,13 @@
 // the host window, or until its scatter has run; the next call waits for that scatter before its
 // sparse attention, so the call after it never copies into a slot still being read. The copy has
 // a stream of its own (D), so that it runs beside the call's attention instead of after the CPU's.
-// A call allocates the blocks its rows start in the host window when it is enqueued, so that store
-// memory running out for them fails that call, with every window and store as they were. Room in
-// the context caches depends on the context sets, which the work enqueued before may still change,
-// so the scatter makes it; running out there is reported by the next call, the evicted entries kept
-// in the store unselected (MirroredKv::evict_and_insert). A call being captured into a graph
-// allocates its blocks then too (the graph performs its step once), so running out fails the call
-// in the capture, before it has captured anything; a graph launched again allocates in its scatter.
+// The blocks a call's rows start in the host window are allocated by begin_step for every layer of
+// the step, so that store memory running out for them fails begin_step, with every window and
+// store as they were; a call takes its layer's when it is enqueued (a captured call too: the graph
+// performs its step once; a graph launched again allocates in its scatter). Room in the context
+// caches depends on the context sets, which the work enqueued before may still change, so the
+// scatter makes it; running out there is reported by the next call, the evicted entries kept in the
+// store unselected (MirroredKv::evict_and_insert).
 // A call that fails once its first host function is being launched keeps its job (the function may
 // still run) and stops the runtime, as do a scatter that could not bring rows into a host window
 // and a CPU part that failed (its call's output is wrong).
@@ -509,6 +509,10 @@ class CudaRuntime final : public RuntimeBase {
   int64_t window_size(const SequenceState& seq, int32_t layer) const override {
     return static_cast<const CudaSequence&>(seq).windows[layer].size;
   }
+  kvmgr::DramStore::PreparedAppend step_blocks(const SequenceState& seq, int32_t layer, int32_t n_new) const override {
+    const auto& s = static_cast<const CudaSequence&>(seq);
+    return s.layers[layer].allocate_blocks(s.windows[layer].size, n_new);
+  }
 
   Status drain() const override {
     if (enqueued_outside_capture_) HGCA_CUDA_TRY(cudaEventSynchronize(done_));
@@ -771,10 +775,17 @@ class CudaRuntime final : public RuntimeBase {
     if (Status s = reserve(wp, tokens, staged, max_w, max_new, sparse_shape.n_items, sparse_ws_bytes, capturing); !s) {
       return s;
     }
-    // FlashD2H: the blocks this call's rows start in the host's windows, allocated now (see the
-    // top of the file), so that running out fails this call before anything changes.
+    // FlashD2H: the blocks this call's rows start in the host's windows, those begin_step reserved
+    // (see the top of the file), or, should they be gone (a call that failed after taking them,
+    // or a window of another size), allocated now, so that running out fails this call before
+    // anything changes.
     for (int32_t i = 0; i < step.size(); ++i) {
-      auto blocks = static_cast<CudaSequence*>(step.seqs[i])->layers[layer].allocate_blocks(wseqs[i].w, step.n_new[i]);
+      auto& seq = *static_cast<CudaSequence*>(step.seqs[i]);
+      const kvmgr::MirroredKv& kv = seq.layers[layer];
+      auto& reserved = seq.reserved[layer];
+      auto blocks = reserved.count == kv.allocate_count(wseqs[i].w, step.n_new[i])
+                        ? std::exchange(reserved, {})
+                        : kv.allocate_blocks(wseqs[i].w, step.n_new[i]);
       if (blocks.count == 0) continue;
       if (job->prepared.empty()) job->prepared.resize(static_cast<std::size_t>(step.size()));
       job->prepared[i] = std::move(blocks);

@@ -31,13 +31,13 @@ class HostRuntime final : public RuntimeBase {
 
   Status attention(int32_t layer, const TensorView& q, const TensorView& k, const TensorView& v,
                    const MutableTensorView& out, float* lse_out, void* /*stream*/) override {
+    if (Status s = drain(); !s) return s;
     if (Status s = validate_call(layer, q, k, v, out); !s) return s;
     return guarded([&]() -> Status {
       detail::dispatch_dtype(opt_.dtype, [&]<typename T>(T) {
         attend<T>(layer, static_cast<const T*>(q.data), static_cast<const T*>(k.data),
                   static_cast<const T*>(v.data), static_cast<T*>(out.data), lse_out);
       });
-      layer_done_[layer] = 1;
       return Status::ok();
     });
   }
@@ -48,6 +48,7 @@ class HostRuntime final : public RuntimeBase {
     if (!seq) return error(StatusCode::kNotFound, "read_kv: seq_id = {} is unknown", id);
     if (!k_out || !v_out) return error(StatusCode::kInvalidArgument, "read_kv: k_out and v_out must not be null");
     if (in_step_) return error(StatusCode::kFailedPrecondition, "read_kv: a step is open; read between end_step and begin_step");
+    if (Status s = drain(); !s) return s;
     const auto& kv = seq->layers[layer];
     const std::size_t head_bytes = static_cast<std::size_t>(opt_.head_dim) * elem_size_;
     const std::size_t row_bytes = head_bytes * opt_.n_kv_heads;
@@ -81,6 +82,16 @@ class HostRuntime final : public RuntimeBase {
   int64_t window_size(const SequenceState& seq, int32_t layer) const override {
     return static_cast<const HostSequence&>(seq).layers[layer].window().size();
   }
+  kvmgr::DramStore::PreparedAppend step_blocks(const SequenceState& seq, int32_t layer, int32_t n_new) const override {
+    const kvmgr::SequenceKv& kv = static_cast<const HostSequence&>(seq).layers[layer];
+    return kv.dram().allocate_append(kv.evict_count(n_new));
+  }
+  /// Memory that ran out where a call went on without it (selection, a re-evaluation's publishing)
+  /// is reported once, by the next call that drains, as the CUDA backend reports its host side's.
+  Status drain() const override { return std::exchange(out_of_memory_, Status::ok()); }
+  void report_later(const std::string& what, const char* why) {
+    if (out_of_memory_.is_ok()) out_of_memory_ = error(StatusCode::kOutOfMemory, "{}: {}", what, why);
+  }
   static kvmgr::SequenceKv& kv(SequenceState* seq, int32_t layer) {
     return static_cast<HostSequence*>(seq)->layers[layer];
   }
@@ -89,7 +100,11 @@ class HostRuntime final : public RuntimeBase {
   void attend(int32_t layer, const T* q, const T* k, const T* v, T* out, float* lse_out) {
     const StepBatch& step = *step_;
     const int32_t hq = opt_.n_q_heads, hkv = opt_.n_kv_heads, d = opt_.head_dim, g = hq / hkv;
-    publish(step, layer);
+    try {
+      publish(step, layer);
+    } catch (const kvmgr::StoreMemoryExhausted& e) {
+      report_later(fmt::format("attention: layer {}: a re-evaluation was dropped, its context sets kept", layer), e.what());
+    }
 
     // Partial states of the two sides, fp32: the window's (dense) and the context sets' (sparse).
     const std::size_t rows = static_cast<std::size_t>(step.tokens()) * hq;
@@ -146,21 +161,57 @@ class HostRuntime final : public RuntimeBase {
     auto jobs = snapshot_reevaluations(step, layer, q);
     const kvmgr::SelectionParams sel = selection();
     // Every sequence prepares its commit (where memory can run out) before any of them changes, so
-    // that a failed call leaves the whole batch as it was.
+    // that a failed call leaves the whole batch as it was. The blocks are begin_step's; where the
+    // context caches cannot grow, the evicted entries join the store unselected (not lost), and
+    // the next call reports it.
     std::vector<kvmgr::SequenceKv::PreparedCommit> commits(static_cast<std::size_t>(step.size()));
-    for_each_by_node(step, 1, [&](int32_t i, int32_t) {
+    std::vector<std::string> unselected(static_cast<std::size_t>(step.size()));
+    auto prepare = [&](int32_t i, bool select) {
       std::vector<const float*> w(static_cast<std::size_t>(hkv));
       for (int32_t h = 0; h < hkv; ++h) w[h] = weights[i * hkv + h].data();
       const int64_t token_stride = static_cast<int64_t>(hkv) * d;
-      commits[i] = kv(step.seqs[i], layer).prepare_commit(
+      return kv(step.seqs[i], layer).prepare_commit(
           reinterpret_cast<const std::byte*>(k + step.offsets[i] * token_stride),
-          reinterpret_cast<const std::byte*>(v + step.offsets[i] * token_stride), step.n_new[i], w, opt_.alpha, sel);
-    });
+          reinterpret_cast<const std::byte*>(v + step.offsets[i] * token_stride), step.n_new[i], w, opt_.alpha, sel,
+          step.seqs[i]->reserved[layer], select);
+    };
+    try {
+      for_each_by_node(step, 1, [&](int32_t i, int32_t) {
+        try {
+          commits[i] = prepare(i, true);
+        } catch (const kvmgr::StoreMemoryExhausted& e) {
+          commits[i] = prepare(i, false);
+          unselected[i] = e.what();
+        }
+      });
+    } catch (...) {
+      // Another sequence's failed the call: the blocks taken go back, for the call made again.
+      for (int32_t i = 0; i < step.size(); ++i) {
+        if (commits[i].append.count > 0) step.seqs[i]->reserved[layer] = std::move(commits[i].append);
+      }
+      throw;
+    }
     for_each_by_node(step, 1, [&](int32_t i, int32_t) {
-      kv(step.seqs[i], layer).apply_commit(std::move(commits[i]), sel);
+      std::string why = kv(step.seqs[i], layer).apply_commit(std::move(commits[i]), sel);
+      if (!why.empty()) unselected[i] = std::move(why);
     });
-    start_reevaluations(step, layer, jobs);
+    for (int32_t i = 0; i < step.size(); ++i) {
+      if (!unselected[i].empty()) {
+        report_later(fmt::format("attention: layer {}: batch entry {}'s evicted entries joined the store unselected", layer, i),
+                     unselected[i].c_str());
+        break;
+      }
+    }
+    // The call has changed the sequences: from here on nothing may fail it.
+    layer_done_[layer] = 1;
+    try {
+      start_reevaluations(step, layer, jobs);
+    } catch (const std::bad_alloc& e) {  // StoreMemoryExhausted included
+      report_later(fmt::format("attention: layer {}: a re-evaluation was dropped, its context sets kept", layer), e.what());
+    }
   }
+
+  mutable Status out_of_memory_;
 };
 
 }  // namespace

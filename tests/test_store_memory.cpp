@@ -676,6 +676,67 @@ TEST(StoreOutOfMemory, ReevaluationLeavesTheStoreAsItWas) {
   EXPECT_EQ(kv.store(0).n_ref[0], 32u);
 }
 
+// Blocks reserved ahead (as begin_step does) stay reserved when a commit fails, and are taken
+// (left empty) by one that goes on; without room in the context caches a commit can still go on,
+// its evicted entries joining the store unselected, none lost.
+TEST(StoreOutOfMemory, ReservedBlocksAreTakenOnlyByACommitThatGoesOn) {
+  auto memory = test::store_memory(options(0, 6, 3 * kChunk));
+  constexpr int32_t kD = 8;
+  kvmgr::SequenceKv kv(8, 4, kHkv, kD, sizeof(float), memory, 0);
+  const kvmgr::SelectionParams all{0.0f, 0, 1};
+  std::mt19937_64 rng(5);
+  std::vector<float> history;
+  std::vector<float> kf;
+  std::vector<std::vector<float>> w;
+  std::vector<const float*> wp;
+  auto next_rows = [&] {
+    const auto k = ref::normal(rng, 4 * kHkv * kD);
+    kf.assign(k.begin(), k.end());
+    w.assign(kHkv, std::vector<float>(kv.window().size() + 4, 0.1f));
+    wp = {w[0].data(), w[1].data()};
+  };
+  auto prepare = [&](kvmgr::DramStore::PreparedAppend& reserved, bool select) {
+    const auto* rows = reinterpret_cast<const std::byte*>(kf.data());
+    return kv.prepare_commit(rows, rows, 4, wp, 0.5f, all, reserved, select);
+  };
+  for (int call = 0; call < 2; ++call) {  // the window's 8 entries
+    next_rows();
+    kv.commit(reinterpret_cast<const std::byte*>(kf.data()), reinterpret_cast<const std::byte*>(kf.data()), 4, wp,
+              0.5f, all);
+    history.insert(history.end(), kf.begin(), kf.end());
+  }
+  auto reserved = kv.dram().allocate_append(kv.evict_count(4));
+  ASSERT_EQ(reserved.count, 4);
+  std::vector<StoreSpan> filler;  // every byte the limit leaves: the first context caches cannot be had
+  for (std::size_t bytes = kChunk / 2; bytes >= StoreMemory::kAlignment; bytes /= 2) {
+    try {
+      for (;;) filler.push_back(memory->allocate(0, bytes));
+    } catch (const StoreMemoryExhausted&) {
+    }
+  }
+  next_rows();
+  EXPECT_THROW(prepare(reserved, true), StoreMemoryExhausted);
+  EXPECT_EQ(reserved.count, 4);
+  ASSERT_EQ(reserved.blocks.size(), static_cast<std::size_t>(kHkv));
+  EXPECT_EQ(kv.store_size(), 0);
+  auto c = prepare(reserved, false);
+  EXPECT_EQ(reserved.count, 0);
+  EXPECT_TRUE(reserved.blocks.empty());
+  EXPECT_EQ(kv.apply_commit(std::move(c), all), "");
+  history.insert(history.end(), kf.begin(), kf.end());
+  ASSERT_EQ(kv.store_size(), 4);
+  EXPECT_EQ(kv.store(0).context.size(), 0);  // unselected, though beta = 0 would select them all
+  ASSERT_EQ(kv.store_size() + kv.window().size(), 12);
+  const std::size_t head_bytes = kD * sizeof(float);
+  for (int64_t t = 0; t < 12; ++t) {
+    for (int32_t h = 0; h < kHkv; ++h) {
+      const std::byte* got = t < kv.store_size() ? kv.store_k(h, t)
+                                                 : kv.window().k(kv.window().slot(t - kv.store_size())) + h * head_bytes;
+      ASSERT_EQ(std::memcmp(got, history.data() + (t * kHkv + h) * kD, head_bytes), 0) << "token " << t << " head " << h;
+    }
+  }
+}
+
 // ---- through the runtime ----
 
 Options runtime_options() {
@@ -733,49 +794,162 @@ TEST(RuntimeStoreMemory, StatsFollowTheStoreAndNothingLeaks) {
   EXPECT_EQ(st[0].used_bytes, 0);
 }
 
-TEST(RuntimeStoreMemory, LimitIsOutOfMemoryAndTheLayerStaysAsItWas) {
-  Options o = runtime_options();
-  o.store_limit_bytes = 4 * o.store_chunk_bytes;
-  std::unique_ptr<Runtime> rt;
-  ASSERT_TRUE(Runtime::create(o, &rt).is_ok());
-  std::mt19937_64 rng(4);
-  const std::vector<SeqId> ids{1, 2};
-  for (SeqId id : ids) ASSERT_TRUE(rt->add_sequence(id).is_ok());
-  bool failed = false;
-  for (int step = 0; step < 200 && !failed; ++step) {
-    const std::vector<int32_t> n{8, 3};
-    ASSERT_TRUE(rt->begin_step(ids, n).is_ok());
-    const auto q = ref::encode(ref::normal(rng, 11 * 4 * 32), o.dtype), k = ref::encode(ref::normal(rng, 11 * 2 * 32), o.dtype);
-    std::vector<std::byte> out(11 * 4 * 32 * sizeof(float));
-    for (int32_t l = 0; l < o.n_layers; ++l) {
-      LayerStats before, after;
-      ASSERT_TRUE(rt->layer_stats(l, &before).is_ok());
-      const Status s = rt->attention(l, {q.data(), o.dtype, {11, 4, 32}}, {k.data(), o.dtype, {11, 2, 32}},
-                                     {k.data(), o.dtype, {11, 2, 32}}, {out.data(), o.dtype, {11, 4, 32}});
-      if (s.is_ok()) continue;
-      failed = true;
-      EXPECT_EQ(s.code(), StatusCode::kOutOfMemory) << s.message();
-      EXPECT_THAT(s.message(), HasSubstr("store_limit_bytes = 262144"));
-      ASSERT_TRUE(rt->layer_stats(l, &after).is_ok());
-      EXPECT_EQ(after.window_tokens, before.window_tokens);
-      EXPECT_EQ(after.store_tokens, before.store_tokens);
-      EXPECT_EQ(after.context_tokens, before.context_tokens);
-      // The call can be made again: it fails the same way, nothing half-applied in between.
-      const Status again = rt->attention(l, {q.data(), o.dtype, {11, 4, 32}}, {k.data(), o.dtype, {11, 2, 32}},
-                                         {k.data(), o.dtype, {11, 2, 32}}, {out.data(), o.dtype, {11, 4, 32}});
-      EXPECT_EQ(again.code(), StatusCode::kOutOfMemory);
-      ASSERT_TRUE(rt->layer_stats(l, &after).is_ok());
-      EXPECT_EQ(after.store_tokens, before.store_tokens);
-      break;
-    }
-    if (!failed) {
-      ASSERT_TRUE(rt->end_step().is_ok());
+/// A host runtime of runtime_options() decoding sequences of random K = V rows, one step at a time,
+/// every layer given the same rows; it keeps each sequence's rows to check that none is lost.
+class Decoder {
+ public:
+  explicit Decoder(const Options& o) : o_(o) {
+    EXPECT_TRUE(Runtime::create(o, &rt_).is_ok());
+  }
+  Runtime& rt() { return *rt_; }
+  void add(SeqId id) {
+    ASSERT_TRUE(rt_->add_sequence(id).is_ok());
+    history_[id];
+  }
+  void release(SeqId id) {
+    ASSERT_TRUE(rt_->release_sequence(id).is_ok());
+    history_.erase(id);
+  }
+  /// begin_step for every live sequence, `n` tokens each; its status (nothing else on failure).
+  Status begin(int32_t n) {
+    ids_.clear();
+    for (const auto& [id, rows] : history_) ids_.push_back(id);
+    const std::vector<int32_t> counts(ids_.size(), n);
+    Status s = rt_->begin_step(ids_, counts);
+    if (!s) return s;
+    const int64_t t = n * static_cast<int64_t>(ids_.size());
+    q_ = ref::encode(ref::normal(rng_, t * o_.n_q_heads * o_.head_dim), o_.dtype);
+    k_ = ref::encode(ref::normal(rng_, t * o_.n_kv_heads * o_.head_dim), o_.dtype);
+    out_.assign(static_cast<std::size_t>(t * o_.n_q_heads * o_.head_dim) * sizeof(float), std::byte{});
+    n_ = n;
+    return s;
+  }
+  Status attend(int32_t layer) {
+    const int64_t t = n_ * static_cast<int64_t>(ids_.size());
+    const TensorView kv{k_.data(), o_.dtype, {t, o_.n_kv_heads, o_.head_dim}};
+    return rt_->attention(layer, {q_.data(), o_.dtype, {t, o_.n_q_heads, o_.head_dim}}, kv, kv,
+                          {out_.data(), o_.dtype, {t, o_.n_q_heads, o_.head_dim}});
+  }
+  void end() {
+    ASSERT_TRUE(rt_->end_step().is_ok());
+    const std::size_t rows = static_cast<std::size_t>(n_) * o_.n_kv_heads * o_.head_dim * sizeof(float);
+    for (std::size_t i = 0; i < ids_.size(); ++i) {
+      auto& h = history_[ids_[i]];
+      h.insert(h.end(), k_.begin() + static_cast<std::ptrdiff_t>(i * rows), k_.begin() + static_cast<std::ptrdiff_t>((i + 1) * rows));
     }
   }
-  EXPECT_TRUE(failed) << "the limit was never reached";
+  /// Every layer of every live sequence holds exactly the rows it was given, in order.
+  void expect_nothing_lost() {
+    for (const auto& [id, rows] : history_) {
+      for (int32_t l = 0; l < o_.n_layers; ++l) {
+        std::vector<std::byte> k(rows.size()), v(rows.size());
+        ASSERT_TRUE(rt_->read_kv(l, id, k.data(), v.data()).is_ok());
+        EXPECT_TRUE(k == rows && v == rows) << "sequence " << id << ", layer " << l;
+      }
+    }
+  }
+  /// Per layer: window + store tokens, and context tokens.
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> layers() {
+    std::vector<std::pair<int64_t, std::vector<int64_t>>> out;
+    for (int32_t l = 0; l < o_.n_layers; ++l) {
+      LayerStats st;
+      EXPECT_TRUE(rt_->layer_stats(l, &st).is_ok());
+      out.emplace_back(st.window_tokens + st.store_tokens, st.context_tokens);
+    }
+    return out;
+  }
+
+ private:
+  Options o_;
+  std::unique_ptr<Runtime> rt_;
+  std::mt19937_64 rng_{4};
+  std::map<SeqId, std::vector<std::byte>> history_;
+  std::vector<SeqId> ids_;
+  std::vector<std::byte> q_, k_, out_;
+  int32_t n_ = 0;
+};
+
+// The store's blocks run out (few entries selected: the context caches stay small): begin_step
+// fails with kOutOfMemory before any layer has changed, and fails again alike; releasing a
+// sequence makes room, and the other one decodes on with nothing lost.
+TEST(RuntimeStoreMemory, LimitFailsBeginStepWithNothingChangedAndReleasingASequenceGoesOn) {
+  Options o = runtime_options();
+  o.store_limit_bytes = 4 * o.store_chunk_bytes;
+  o.beta = 1e9f;  // only min_keep entries selected
+  Decoder dec(o);
+  dec.add(1);
+  dec.add(2);
+  int step = 0;
+  for (; step < 400; ++step) {
+    const auto before = dec.layers();
+    const Status s = dec.begin(7);
+    if (!s) {
+      EXPECT_EQ(s.code(), StatusCode::kOutOfMemory) << s.message();
+      EXPECT_THAT(s.message(), HasSubstr("begin_step"));
+      EXPECT_THAT(s.message(), HasSubstr("store_limit_bytes = 262144"));
+      EXPECT_EQ(dec.layers(), before);
+      EXPECT_EQ(dec.begin(7).code(), StatusCode::kOutOfMemory);
+      break;
+    }
+    for (int32_t l = 0; l < o.n_layers; ++l) ASSERT_TRUE(dec.attend(l).is_ok()) << "step " << step << ", layer " << l;
+    dec.end();
+  }
+  ASSERT_LT(step, 400) << "the limit was never reached";
+  dec.expect_nothing_lost();
+  dec.release(1);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(dec.begin(7).is_ok());
+    for (int32_t l = 0; l < o.n_layers; ++l) ASSERT_TRUE(dec.attend(l).is_ok());
+    dec.end();
+  }
+  dec.expect_nothing_lost();
   std::vector<StoreMemoryStats> st;
-  ASSERT_TRUE(rt->store_memory_stats(&st).is_ok());
+  ASSERT_TRUE(dec.rt().store_memory_stats(&st).is_ok());
   EXPECT_LE(st[0].reserved_bytes, o.store_limit_bytes);
+}
+
+// The context caches cannot grow (every entry selected): the call goes on, its evicted entries
+// join the store unselected, and the next call that waits for the host side reports kOutOfMemory
+// once, having done nothing else; nothing is lost, and the runtime goes on.
+TEST(RuntimeStoreMemory, ContextCachesThatCannotGrowAreReportedOnceAndNothingIsLost) {
+  Options o = runtime_options();
+  o.store_limit_bytes = 4 * o.store_chunk_bytes;  // beta = 0: the context caches grow with the store
+  Decoder dec(o);
+  dec.add(1);
+  dec.add(2);
+  int reports = 0;
+  for (int step = 0; step < 400 && reports == 0; ++step) {
+    ASSERT_TRUE(dec.begin(7).is_ok()) << "step " << step << ": the blocks ran out before the context caches";
+    for (int32_t l = 0; l < o.n_layers; ++l) {
+      Status s = dec.attend(l);
+      if (!s) {
+        ++reports;
+        EXPECT_EQ(s.code(), StatusCode::kOutOfMemory) << s.message();
+        EXPECT_THAT(s.message(), HasSubstr("unselected"));
+        s = dec.attend(l);  // reported once: the call, made again, runs
+      }
+      ASSERT_TRUE(s.is_ok()) << s.message();
+    }
+    dec.end();
+  }
+  ASSERT_GT(reports, 0) << "the limit was never reached";
+  // The calls after it ran out too, reported (the first of them) by the next call that waits.
+  if (const Status s = dec.rt().synchronize(); !s) EXPECT_THAT(s.message(), HasSubstr("unselected"));
+  ASSERT_TRUE(dec.rt().synchronize().is_ok());
+  dec.expect_nothing_lost();
+  // Some store entries are left out of S (with beta = 0 every one would be in it).
+  double least = 1.0;
+  for (int32_t l = 0; l < o.n_layers; ++l) {
+    LayerStats st;
+    ASSERT_TRUE(dec.rt().layer_stats(l, &st).is_ok());
+    least = std::min(least, st.selected_fraction);
+  }
+  EXPECT_LT(least, 1.0);
+  dec.release(1);
+  ASSERT_TRUE(dec.begin(7).is_ok());
+  for (int32_t l = 0; l < o.n_layers; ++l) ASSERT_TRUE(dec.attend(l).is_ok());
+  dec.end();
+  dec.expect_nothing_lost();
 }
 
 TEST(RuntimeStoreMemory, OptionsAreChecked) {

@@ -125,6 +125,8 @@ void hgca_destroy(hgca_runtime* runtime);
 hgca_status hgca_add_sequence(hgca_runtime* runtime, uint64_t seq_id);
 hgca_status hgca_release_sequence(hgca_runtime* runtime, uint64_t seq_id);
 
+/* Takes the store memory the step's calls need: HGCA_OUT_OF_MEMORY here changes nothing (release
+ * sequences or raise store_limit_bytes, then begin the step again). */
 hgca_status hgca_begin_step(hgca_runtime* runtime, const uint64_t* seq_ids, const int32_t* n_new,
                             int32_t batch_size);
 /* lse_out [total_tokens, n_q_heads] may be NULL. With the CUDA backend the tensors are device

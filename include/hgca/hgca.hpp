@@ -288,6 +288,9 @@ class Runtime {
 
   /// Begins a step: the batch's sequences (distinct, added) and their new-token counts (≥ 1).
   /// Tokens of batch entry i are rows [offset_i, offset_i + n_new[i]) of every tensor of the step.
+  /// It takes the DRAM store memory that every layer's call will need for the entries leaving the
+  /// window, so that memory running out fails here (kOutOfMemory, nothing changed: release
+  /// sequences or raise store_limit_bytes, and begin the step again), never half-way through a step.
   virtual Status begin_step(std::span<const SeqId> seq_ids, std::span<const int32_t> n_new) = 0;
 
   /// One attention call for `layer` (each layer exactly once per step, any order).
@@ -304,14 +307,17 @@ class Runtime {
   /// be captured into a CUDA graph, which performs that step when launched; launch it exactly once
   /// (the runtime reuses what the captured calls hold once that launch has run). Calls reuse
   /// the runtime's buffers: the streams of successive calls must be ordered (e.g. one stream).
-  /// Errors (CUDA backend): a call that fails has changed nothing and may be made again, but for a
-  /// CUDA error after part of it was enqueued (the device or the stream failing), after which every
-  /// call reports kInternal. An error left pending on the calling thread by earlier CUDA work is
-  /// reported before anything is enqueued. What failed in the host side of an earlier call is
-  /// reported by the next call that waits for that side (attention, synchronize, release_sequence,
-  /// read_kv, layer_stats, store_memory_stats): kOutOfMemory once where the store could not select
-  /// entries it kept (release sequences or raise the limit, and go on; a call that reported it did
-  /// nothing else and may be made again), anything else by every call from then on.
+  /// Errors: a call that fails has changed nothing and may be made again, but for a CUDA error
+  /// after part of it was enqueued (the device or the stream failing), after which every call
+  /// reports kInternal. An error left pending on the calling thread by earlier CUDA work is
+  /// reported before anything is enqueued. Memory running out where a call goes on without it
+  /// (room to select the entries it moves into the store, which then join it unselected, or a
+  /// re-evaluation's new context sets, which are then dropped) is reported once, kOutOfMemory, by
+  /// the next call that waits for the host side (attention, synchronize, release_sequence,
+  /// read_kv, layer_stats, store_memory_stats); the call that reports it did nothing else and may
+  /// be made again (release sequences or raise the limit once the step has ended, and go on).
+  /// Anything else that failed in the host side of an earlier call (CUDA backend) is reported by
+  /// every call from then on.
   virtual Status attention(int32_t layer, const TensorView& q, const TensorView& k,
                            const TensorView& v, const MutableTensorView& out,
                            float* lse_out = nullptr, void* stream = nullptr) = 0;

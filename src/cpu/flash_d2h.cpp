@@ -2,6 +2,7 @@
 #include "cpu/flash_d2h.hpp"
 
 #include <chrono>
+#include <new>
 
 namespace hgca::cpu {
 
@@ -19,8 +20,13 @@ void ScatterLanes::start(int32_t lane, std::function<void()> scatter) {
   const uint64_t previous = started_[lane]++;
   if (finished_[lane] == previous) {  // the lane is idle: no task runs it
     lock.unlock();
-    // Enqueued, not run: the caller (a CUDA host function) returns at once.
-    arena_.enqueue([this, lane, scatter = std::move(scatter)] { run(lane, scatter); });
+    // Enqueued, not run: the caller (a CUDA host function) returns at once. Without memory for
+    // the task, it runs here instead (the rows are never left behind).
+    try {
+      arena_.enqueue([this, lane, scatter] { run(lane, scatter); });
+    } catch (const std::bad_alloc&) {
+      run(lane, std::move(scatter));
+    }
     return;
   }
   // The lane's task takes it up the moment the previous one ends; we return after that.

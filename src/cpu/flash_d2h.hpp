@@ -27,7 +27,8 @@ class ScatterLanes {
   /// Starts `scatter` in the arena after the lane's previous one has finished and returns once it
   /// has (waiting for it if need be). The thread that finishes the previous one runs `scatter`
   /// right after it, so a waiting caller's wake-up does not delay it. `scatter` must not throw; it
-  /// may run on any of the arena's threads.
+  /// may run on any of the arena's threads (or, without memory for the arena's task, on the
+  /// calling thread).
   void start(int32_t lane, std::function<void()> scatter);
   /// Blocks until the lane's scatter has finished; returns the seconds waited. The waiting thread
   /// does not work in the arena meanwhile: it would pick up unrelated tasks (a re-evaluation of

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 #include <oneapi/tbb/parallel_for.h>
@@ -393,8 +394,10 @@ SequenceKv::SequenceKv(int64_t window_tokens, int32_t block_tokens, int32_t n_kv
 
 SequenceKv::PreparedCommit SequenceKv::prepare_commit(const std::byte* new_k, const std::byte* new_v,
                                                       int64_t n_new, std::span<const float* const> weights,
-                                                      float alpha, const SelectionParams& sel) {
+                                                      float alpha, const SelectionParams& sel,
+                                                      DramStore::PreparedAppend& reserved, bool select) {
   PreparedCommit c;
+  c.select = select;
   c.new_k = new_k;
   c.new_v = new_v;
   c.n_new = n_new;
@@ -418,7 +421,17 @@ SequenceKv::PreparedCommit SequenceKv::prepare_commit(const std::byte* new_k, co
     for (int32_t h = 0; h < hkv; ++h) {
       std::copy_n(c.maw_of.begin() + h * (w + n_new), c.evict, c.evicted_maw.begin() + h * c.evict);
     }
-    c.append = store_.prepare_append(c.evict, sel);
+    const bool take = reserved.count == c.evict;
+    DramStore::PreparedAppend allocated = take ? DramStore::PreparedAppend{} : store_.allocate_append(c.evict);
+    DramStore::PreparedAppend& blocks = take ? reserved : allocated;
+    if (select) {
+      store_.make_room(blocks, sel);
+      c.kept.count = c.evict;
+      c.kept.blocks = blocks.blocks;
+    } else {
+      store_.make_entry_room(blocks);
+    }
+    c.append = std::exchange(blocks, {});
     std::array<DramStore::Rows, 3> pieces;
     store_.fill_append(c.append, std::span(pieces.data(), static_cast<std::size_t>(evicted_pieces(new_k, new_v, c.evict, pieces))));
   }
@@ -438,13 +451,25 @@ int SequenceKv::evicted_pieces(const std::byte* new_k, const std::byte* new_v, i
   return n;
 }
 
-void SequenceKv::apply_commit(PreparedCommit&& c, const SelectionParams& sel) {
+std::string SequenceKv::apply_commit(PreparedCommit&& c, const SelectionParams& sel) {
   const int64_t w = window_.size();
   const int64_t n_new = c.n_new;
   const int32_t hkv = n_kv_heads();
   const std::size_t token_row_bytes = window_.row_bytes();
+  const auto n_ref = static_cast<uint32_t>(w + n_new);
+  std::string unselected;
   if (c.evict > 0) {
-    store_.commit_append(std::move(c.append), c.evicted_maw.data(), static_cast<uint32_t>(w + n_new), sel);
+    bool selected = false;
+    if (c.select) {
+      try {
+        store_.commit_append(std::move(c.append), c.evicted_maw.data(), n_ref, sel);
+        selected = true;
+      } catch (const std::bad_alloc& e) {
+        unselected = e.what();  // selection's scratch; commit_append undid itself
+      }
+    }
+    // Within the room prepare_commit made in the store's own lists.
+    if (!selected) store_.commit_unselected(std::move(c.select ? c.kept : c.append), c.evicted_maw.data(), n_ref);
   }
 
   for (int32_t h = 0; h < hkv; ++h) {
@@ -460,6 +485,7 @@ void SequenceKv::apply_commit(PreparedCommit&& c, const SelectionParams& sel) {
       window_.maw(h, window_.slot(first_new_slot + i - keep_from)) = c.maw_of[h * (w + n_new) + w + i];
     }
   }
+  return unselected;
 }
 
 MirroredKv::MirroredKv(int64_t window_tokens, int32_t block_tokens, int32_t n_kv_heads, int32_t head_dim,

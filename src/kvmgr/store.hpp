@@ -228,23 +228,32 @@ class SequenceKv {
     std::vector<float> maw_of;       // [h][window entries, then new entries]
     std::vector<float> evicted_maw;  // [h][evicted entry]
     DramStore::PreparedAppend append;
+    DramStore::PreparedAppend kept;  // the same blocks again, should selection fail in apply_commit
+    bool select = true;              // false: the evicted entries join the store unselected
   };
 
   /// Ends an attention call whose dense part covered window ∪ new rows. `weights[h]` holds, for the
   /// window's entries oldest → newest and then the new rows, the `a` of Algorithm 1 line 8.
   /// Tracks MAW (window entries blend, new entries start at a), evicts the oldest whole blocks to
   /// the store with their MAW and n_ref = window size + n_new, selects among them, then inserts the
-  /// remaining new rows. New rows are token-major [n_new, Hkv, D]. Strong guarantee on bad_alloc
-  /// (StoreMemoryExhausted included). In two halves so that a batch prepares every sequence before
-  /// any changes: prepare_commit changes nothing visible, apply_commit fails only where selection's
-  /// own scratch memory does, and then undoes itself.
+  /// remaining new rows. New rows are token-major [n_new, Hkv, D]. In two halves so that a batch
+  /// prepares every sequence before any changes: prepare_commit does everything that can fail
+  /// (strong guarantee on bad_alloc, StoreMemoryExhausted included) and changes nothing visible;
+  /// apply_commit cannot fail: should selection's own scratch memory run out, the evicted entries
+  /// join the store unselected, and it returns why (otherwise "").
+  /// `reserved`: the evicted entries' blocks allocated ahead (DramStore::allocate_append of
+  /// evict_count(n_new) entries), taken (left empty) once nothing can fail; otherwise they are
+  /// allocated here. `select` false: no room is made in the context caches (store memory), and the
+  /// evicted entries join the store unselected (a later re-evaluation may admit them).
   PreparedCommit prepare_commit(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
                                 std::span<const float* const> weights, float alpha,
-                                const SelectionParams& sel);
-  void apply_commit(PreparedCommit&& c, const SelectionParams& sel);
-  void commit(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
-              std::span<const float* const> weights, float alpha, const SelectionParams& sel) {
-    apply_commit(prepare_commit(new_k, new_v, n_new, weights, alpha, sel), sel);
+                                const SelectionParams& sel, DramStore::PreparedAppend& reserved,
+                                bool select = true);
+  std::string apply_commit(PreparedCommit&& c, const SelectionParams& sel);
+  std::string commit(const std::byte* new_k, const std::byte* new_v, int64_t n_new,
+                     std::span<const float* const> weights, float alpha, const SelectionParams& sel) {
+    DramStore::PreparedAppend none;
+    return apply_commit(prepare_commit(new_k, new_v, n_new, weights, alpha, sel, none), sel);
   }
 
   void apply_reevaluation(std::span<const std::vector<float>> a, const SelectionParams& sel) {
@@ -286,10 +295,12 @@ class MirroredKv {
   const std::byte* window_v(int32_t h, int64_t i) const;
 
   /// The blocks that n_new rows entering a window of `window_size` entries add (none when they fit
-  /// in its last block), from one call of the allocator. The CUDA backend calls it when it enqueues
-  /// the call (the window then being the size the call will find), so that running out of store
-  /// memory fails that call, before anything leaves the GPU's window.
+  /// in its last block), from one call of the allocator. The CUDA backend calls it ahead of the
+  /// call (at begin_step, for the size the call will find), so that running out of store memory
+  /// fails before anything leaves the GPU's window.
   DramStore::PreparedAppend allocate_blocks(int64_t window_size, int64_t n_new) const;
+  /// Entries of the blocks allocate_blocks makes.
+  int64_t allocate_count(int64_t window_size, int64_t n_new) const;
 
   /// The new rows [n_new, Hkv, D] enter the window; the oldest evict_count(n_new) entries of
   /// window ∪ new rows go to the store with `evicted_maw` [Hkv, evict] and n_ref = window size +
@@ -303,9 +314,6 @@ class MirroredKv {
                         DramStore::PreparedAppend&& blocks = {});
 
  private:
-  /// Entries of the blocks allocate_blocks makes.
-  int64_t allocate_count(int64_t window_size, int64_t n_new) const;
-
   int64_t capacity_;
   int64_t size_ = 0;
   DramStore store_;

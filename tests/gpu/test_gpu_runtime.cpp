@@ -354,10 +354,10 @@ TEST(CudaGraph, FreshRuntimesFirstCallsCapturedEqualDirectCallsWithEveryContextS
   expect_first_calls_captured_equal_direct(OverflowMode::kAlways);
 }
 
-// Store memory running out while decode steps are captured: the call whose eviction has no store
-// blocks left fails with kOutOfMemory before it captures anything, its layer as it was; the capture
-// stays valid, and its graph (the layers before) runs with nothing lost there either.
-TEST(CudaGraph, StoreExhaustedInACaptureFailsThatCallBeforeItIsCaptured) {
+// Store memory running out while decode steps are captured: begin_step, which takes the store
+// blocks of every layer's call, fails with kOutOfMemory before any call is captured, every layer
+// as it was; the capture stays valid (and empty), and the graphs before it ran with nothing lost.
+TEST(CudaGraph, StoreExhaustedWhileStepsAreCapturedFailsBeginStepBeforeAnyCall) {
   Options o = small_options(DType::kBFloat16);
   o.store_chunk_bytes = 64 << 10;
   o.store_limit_bytes = 4 * o.store_chunk_bytes;
@@ -390,23 +390,35 @@ TEST(CudaGraph, StoreExhaustedInACaptureFailsThatCallBeforeItIsCaptured) {
       continue;
     }
     EXPECT_EQ(st.code(), StatusCode::kOutOfMemory) << st.message();
+    EXPECT_THAT(st.message(), HasSubstr("begin_step"));
     EXPECT_THAT(st.message(), HasSubstr("store_limit_bytes = 262144"));
-    ASSERT_GE(failed, 0);
-    // Every entry is in a window or in the store: the layers before the failed call have the
-    // step's two new tokens, the failed layer has none of them.
-    for (int32_t l = 0; l <= failed; ++l) {
+    EXPECT_EQ(failed, -1) << "an attention call failed";
+    EXPECT_EQ(nodes, 0u) << "a call was captured";
+    for (int32_t l = 0; l < o.n_layers; ++l) {
       LayerStats after;
       ASSERT_TRUE(graphed.rt().layer_stats(l, &after).is_ok());
-      const int64_t added = l < failed ? 2 : 0;
-      EXPECT_EQ(after.window_tokens + after.store_tokens, before[l].window_tokens + before[l].store_tokens + added)
-          << "layer " << l;
-      if (l == failed) {
-        EXPECT_EQ(after.window_tokens, before[l].window_tokens);
-        EXPECT_EQ(after.store_tokens, before[l].store_tokens);
-        EXPECT_EQ(after.context_tokens, before[l].context_tokens);
-      }
+      EXPECT_EQ(after.window_tokens, before[l].window_tokens) << "layer " << l;
+      EXPECT_EQ(after.store_tokens, before[l].store_tokens) << "layer " << l;
+      EXPECT_EQ(after.context_tokens, before[l].context_tokens) << "layer " << l;
+      EXPECT_EQ(after.window_tokens + after.store_tokens, 2 * step) << "layer " << l << ": an entry was lost";
     }
-    EXPECT_GT(before[failed].store_tokens, 0);
+    EXPECT_GT(before[0].store_tokens, 0);
+    // Releasing a sequence makes room: the other one's steps are captured and run again.
+    ASSERT_TRUE(graphed.rt().release_sequence(5).is_ok());
+    failed = -1;
+    const Status again = graphed.enqueue_calls({9}, {1}, make_inputs(o, 1, rng), &failed);
+    CUDA_OK(cudaStreamEndCapture(s, &graph));
+    ASSERT_TRUE(again.is_ok()) << again.message();
+    cudaGraphExec_t exec = nullptr;
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    CUDA_OK(cudaGraphLaunch(exec, s));
+    CUDA_OK(cudaStreamSynchronize(s));
+    CUDA_OK(cudaGraphExecDestroy(exec));
+    CUDA_OK(cudaGraphDestroy(graph));
+    ASSERT_TRUE(graphed.rt().end_step().is_ok());
+    int64_t length = 0;
+    ASSERT_TRUE(graphed.rt().sequence_length(9, &length).is_ok());
+    EXPECT_EQ(length, step + 1);
     return;
   }
   FAIL() << "the limit was never reached";
