@@ -7,6 +7,7 @@
 #include <new>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hgca/hgca.hpp"
@@ -24,27 +25,30 @@ hgca_status report(const hgca::Status& s) {
   return static_cast<hgca_status>(s.code());
 }
 
-/// The status of the exception being handled: no exception leaves the C ABI (a C caller cannot
-/// catch it), host memory exhaustion is HGCA_OUT_OF_MEMORY, anything else HGCA_INTERNAL.
+/// Sets the thread's last error and returns `code`. No exception leaves the C ABI (a C caller
+/// cannot catch it): without memory for the message, the message is empty.
+template <typename... Args>
+hgca_status fail_with(hgca_status code, fmt::format_string<Args...> format, Args&&... args) noexcept {
+  try {
+    last_error = fmt::format(format, std::forward<Args>(args)...);
+  } catch (...) {
+    last_error.clear();
+  }
+  return code;
+}
+
+/// The status of the exception being handled: host memory exhaustion is HGCA_OUT_OF_MEMORY,
+/// anything else HGCA_INTERNAL.
 hgca_status exception_status(const char* function) noexcept {
-  auto note = [&](const char* what) noexcept {
-    try {
-      last_error = fmt::format("{}: {}", function, what);
-    } catch (...) {
-      last_error.clear();
-    }
-  };
   try {
     throw;
   } catch (const std::bad_alloc&) {
-    note("host memory exhausted");
-    return HGCA_OUT_OF_MEMORY;
+    return fail_with(HGCA_OUT_OF_MEMORY, "{}: host memory exhausted", function);
   } catch (const std::exception& e) {
-    note(e.what());
+    return fail_with(HGCA_INTERNAL, "{}: {}", function, e.what());
   } catch (...) {
-    note("an unknown exception");
+    return fail_with(HGCA_INTERNAL, "{}: an unknown exception", function);
   }
-  return HGCA_INTERNAL;
 }
 
 /// Runs an entry's body; an exception it throws becomes its status (exception_status).
@@ -57,9 +61,8 @@ hgca_status guarded(const char* function, F&& body) noexcept {
   }
 }
 
-hgca_status null_argument(const char* function, const char* argument) {
-  last_error = fmt::format("{}: {} is null", function, argument);
-  return HGCA_INVALID_ARGUMENT;
+hgca_status null_argument(const char* function, const char* argument) noexcept {
+  return fail_with(HGCA_INVALID_ARGUMENT, "{}: {} is null", function, argument);
 }
 
 hgca::Options to_cpp(const hgca_options& o) {
@@ -184,10 +187,7 @@ hgca_status hgca_release_sequence(hgca_runtime* runtime, uint64_t seq_id) {
 hgca_status hgca_begin_step(hgca_runtime* runtime, const uint64_t* seq_ids, const int32_t* n_new,
                             int32_t batch_size) {
   if (!runtime) return null_argument("hgca_begin_step", "runtime");
-  if (batch_size < 0) {
-    last_error = fmt::format("hgca_begin_step: batch_size = {}, expected ≥ 1", batch_size);
-    return HGCA_INVALID_ARGUMENT;
-  }
+  if (batch_size < 0) return fail_with(HGCA_INVALID_ARGUMENT, "hgca_begin_step: batch_size = {}, expected ≥ 1", batch_size);
   if (batch_size > 0 && !seq_ids) return null_argument("hgca_begin_step", "seq_ids");
   if (batch_size > 0 && !n_new) return null_argument("hgca_begin_step", "n_new");
   const auto n = static_cast<std::size_t>(batch_size);
@@ -221,9 +221,8 @@ hgca_status hgca_get_layer_stats(const hgca_runtime* runtime, int32_t layer, hgc
   if (!out) return null_argument("hgca_get_layer_stats", "out");
   const int32_t hkv = runtime->impl->options().n_kv_heads;
   if (context_tokens && context_tokens_capacity < hkv) {
-    last_error = fmt::format("hgca_get_layer_stats: context_tokens_capacity = {}, expected ≥ n_kv_heads = {}",
-                             context_tokens_capacity, hkv);
-    return HGCA_INVALID_ARGUMENT;
+    return fail_with(HGCA_INVALID_ARGUMENT, "hgca_get_layer_stats: context_tokens_capacity = {}, expected ≥ n_kv_heads = {}",
+                     context_tokens_capacity, hkv);
   }
   return guarded("hgca_get_layer_stats", [&]() -> hgca_status {
     hgca::LayerStats st;
@@ -242,10 +241,8 @@ hgca_status hgca_get_store_memory_stats(const hgca_runtime* runtime, hgca_store_
   if (!runtime) return null_argument("hgca_get_store_memory_stats", "runtime");
   if (!count) return null_argument("hgca_get_store_memory_stats", "count");
   if (capacity < 0 || (capacity > 0 && !out)) {
-    last_error = fmt::format("hgca_get_store_memory_stats: capacity = {} with out = {}, expected capacity ≥ 0 "
-                             "and out not null when capacity > 0",
-                             capacity, static_cast<const void*>(out));
-    return HGCA_INVALID_ARGUMENT;
+    return fail_with(HGCA_INVALID_ARGUMENT, "hgca_get_store_memory_stats: capacity = {} with out = {}, expected "
+                     "capacity ≥ 0 and out not null when capacity > 0", capacity, static_cast<const void*>(out));
   }
   return guarded("hgca_get_store_memory_stats", [&]() -> hgca_status {
     std::vector<hgca::StoreMemoryStats> st;
@@ -275,8 +272,8 @@ hgca_status hgca_get_cpu_stats(const hgca_runtime* runtime, hgca_cpu_stats* out,
     if (hgca_status s = report(runtime->impl->cpu_stats(&st)); s != HGCA_OK) return s;
     const auto n = static_cast<int32_t>(st.nodes.size());
     if (nodes && nodes_capacity < n) {
-      last_error = fmt::format("hgca_get_cpu_stats: nodes_capacity = {}, expected ≥ {} (the NUMA nodes)", nodes_capacity, n);
-      return HGCA_INVALID_ARGUMENT;
+      return fail_with(HGCA_INVALID_ARGUMENT, "hgca_get_cpu_stats: nodes_capacity = {}, expected ≥ {} (the NUMA nodes)",
+                       nodes_capacity, n);
     }
     *out = hgca_cpu_stats{static_cast<hgca_isa>(st.isa), st.kv_split_tokens, st.max_packed_heads,
                           st.numa_bound ? 1 : 0, n};

@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <limits>
@@ -42,7 +44,8 @@ Status read_int(const std::string& where, const json& j, const char* key, int64_
   const bool above = j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(hi);
   const auto v = j.get<int64_t>();
   if (above || v < lo || v > hi) {
-    return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected an integer {}", where, key, j.dump(), what);
+    return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected an integer {}, at most {}", where, key, j.dump(),
+                 what, hi);
   }
   *out = static_cast<int32_t>(v);
   return Status::ok();
@@ -78,7 +81,7 @@ Status read_enum(const std::string& where, const json& j, const char* key, const
 
 Status load(const std::string& path, const std::string& where, Options* inout) {
   std::ifstream in(path);
-  if (!in) return error(StatusCode::kNotFound, "{}: cannot open the file", where);
+  if (!in) return error(StatusCode::kNotFound, "{}: cannot open the file: {}", where, std::strerror(errno));
   json doc;
   std::string repeated;  // a top-level key given twice (the parser would keep the last silently)
   std::vector<std::string> keys;

@@ -105,7 +105,20 @@ Status RuntimeBase::init_store_memory(const Machine& machine, kvmgr::ChunkRegist
 }
 
 RuntimeBase::~RuntimeBase() {
-  if (pool_) wait_reevaluations();
+  if (!pool_) return;
+  for (int n = 0; n < pool_->node_count(); ++n) {
+    tbb::task_group& tasks = *reeval_tasks_[static_cast<std::size_t>(n)];
+    try {
+      pool_->background(n).execute([&] { tasks.wait(); });
+    } catch (...) {
+      // A re-evaluation that failed (there is no one to report it to now), or no memory to enter
+      // an arena that never ran one: whatever is left is waited for here.
+      try {
+        tasks.wait();
+      } catch (...) {
+      }
+    }
+  }
 }
 
 Status RuntimeBase::init_cpu(const Machine& machine, const std::string& gpu_pci_bus_id) {
@@ -241,28 +254,30 @@ Status RuntimeBase::layer_stats(int32_t layer, LayerStats* out) const {
   if (Status s = check_layer("layer_stats", layer); !s) return s;
   if (!out) return error(StatusCode::kInvalidArgument, "layer_stats: out is null");
   if (Status s = drain(); !s) return s;
-  LayerStats st;
-  st.context_tokens.assign(static_cast<std::size_t>(opt_.n_kv_heads), 0);
-  int64_t context_total = 0;
-  for (const auto& [id, seq] : seqs_) {
-    const auto& store = dram(*seq, layer);
-    ++st.sequences;
-    st.window_tokens += window_size(*seq, layer);
-    st.window_capacity += window_tokens_;
-    st.store_tokens += store.size();
-    for (int32_t h = 0; h < opt_.n_kv_heads; ++h) {
-      st.context_tokens[h] += store.store(h).context.size();
-      context_total += store.store(h).context.size();
+  return guarded([&]() -> Status {
+    LayerStats st;
+    st.context_tokens.assign(static_cast<std::size_t>(opt_.n_kv_heads), 0);
+    int64_t context_total = 0;
+    for (const auto& [id, seq] : seqs_) {
+      const auto& store = dram(*seq, layer);
+      ++st.sequences;
+      st.window_tokens += window_size(*seq, layer);
+      st.window_capacity += window_tokens_;
+      st.store_tokens += store.size();
+      for (int32_t h = 0; h < opt_.n_kv_heads; ++h) {
+        st.context_tokens[h] += store.store(h).context.size();
+        context_total += store.store(h).context.size();
+      }
     }
-  }
-  if (st.store_tokens > 0) {
-    st.selected_fraction = static_cast<double>(context_total) /
-                           (static_cast<double>(st.store_tokens) * opt_.n_kv_heads);
-  }
-  st.reevaluations = reevaluations_[layer];
-  backend_stats(layer, &st);
-  *out = std::move(st);
-  return Status::ok();
+    if (st.store_tokens > 0) {
+      st.selected_fraction = static_cast<double>(context_total) /
+                             (static_cast<double>(st.store_tokens) * opt_.n_kv_heads);
+    }
+    st.reevaluations = reevaluations_[layer];
+    backend_stats(layer, &st);
+    *out = std::move(st);
+    return Status::ok();
+  });
 }
 
 Status RuntimeBase::sequence_length(SeqId id, int64_t* out) const {
@@ -355,7 +370,8 @@ Status RuntimeBase::validate_call(int32_t layer, const TensorView& q, const Tens
                    a.name[0] == 'k' || a.name[0] == 'v' ? "kv" : "q");
     }
     if (a.dtype != opt_.dtype) {
-      return error(kInvalidArgument, "attention: {}.dtype = {}, expected {} (the runtime's dtype)", a.name, to_string(a.dtype), to_string(opt_.dtype));
+      return error(kInvalidArgument, "attention: {}.dtype = {} ({}), expected {} (the runtime's dtype)", a.name,
+                   static_cast<int>(a.dtype), to_string(a.dtype), to_string(opt_.dtype));
     }
     if (!a.data) return error(kInvalidArgument, "attention: {}.data is null", a.name);
   }

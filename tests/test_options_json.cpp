@@ -137,7 +137,7 @@ TEST(OptionsJson, EveryBadFieldIsNamed) {
       {R"({"threads": -1})", {"threads = -1", "≥ 0"}},
       {R"({"threads": 2.5})", {"threads = 2.5", "integer"}},
       {R"({"threads": "8"})", {"threads = \"8\"", "integer"}},
-      {R"({"threads": 4294967296})", {"threads = 4294967296"}},
+      {R"({"threads": 4294967296})", {"threads = 4294967296", "at most 2147483647"}},
       {R"({"threads": 18446744073709551615})", {"threads = 18446744073709551615"}},
       {R"({"threads_per_node": -2})", {"threads_per_node = -2", "≥ 0"}},
       {R"({"threads_per_node": true})", {"threads_per_node = true"}},
@@ -186,6 +186,7 @@ TEST(OptionsJson, EveryBadFieldIsNamed) {
   const Status missing = load_options_json("/nonexistent/hgca.json", &o);
   EXPECT_EQ(missing.code(), StatusCode::kNotFound);
   EXPECT_THAT(missing.message(), HasSubstr("/nonexistent/hgca.json"));
+  EXPECT_THAT(missing.message(), HasSubstr("No such file or directory"));
   EXPECT_EQ(load_options_json(partial.path(), nullptr).code(), StatusCode::kInvalidArgument);
 
   // A path that opens but cannot be read (a directory) is an error, not an exception, through the

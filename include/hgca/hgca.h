@@ -1,7 +1,8 @@
 /* hgca C ABI: the C++ API (hgca.hpp) behind an opaque handle, for other languages and frameworks.
  *
- * Every function returns an hgca_status; on failure hgca_last_error() gives a message naming the
- * argument, the value and what was expected (per calling thread, valid until its next failing call).
+ * Every function but hgca_options_default, hgca_destroy, hgca_status_string and hgca_last_error
+ * returns an hgca_status; on failure hgca_last_error() gives a message naming the argument, the
+ * value and what was expected (per calling thread, valid until its next failing call).
  * Tensors are contiguous row-major in the runtime's dtype:
  *   q, out [total_tokens, n_q_heads, head_dim]; k, v [total_tokens, n_kv_heads, head_dim].
  */

@@ -66,7 +66,7 @@ enum class StoreWrites : int32_t { kAuto = 0, kCached = 1, kStreamed = 2 };
 enum class StatusCode : int32_t {
   kOk = 0,
   kInvalidArgument = 1,     ///< a shape, dtype, id or parameter is wrong
-  kNotFound = 2,            ///< unknown sequence id
+  kNotFound = 2,            ///< unknown sequence id, or a file that cannot be opened
   kFailedPrecondition = 3,  ///< call out of order (e.g. attention without begin_step)
   kOutOfMemory = 4,         ///< host or device memory exhausted
   kUnsupported = 5,         ///< valid, but not supported by this build or backend
@@ -116,7 +116,7 @@ struct Options {
   float sm_scale = 0.0f;   ///< score scale; 0 means 1/sqrt(head_dim)
 
   // --- the method (HGCA §3) ---
-  int32_t window_blocks = 16;  ///< window W = window_blocks × block_tokens tokens per (layer, sequence)
+  int32_t window_blocks = 16;  ///< window W = window_blocks × block_tokens tokens per (layer, sequence), ≤ 2^24
   int32_t block_tokens = 64;   ///< eviction granularity: whole blocks leave the window
   float alpha = 0.1f;          ///< MAW update: maw ← (1 − alpha)·maw + alpha·a, in (0, 1]
   float beta = 1.0f;           ///< selection: keep entry when maw > beta / n_ref; 0 keeps everything
@@ -124,7 +124,8 @@ struct Options {
   int32_t reeval_min_tokens = 16;  ///< an append of ≥ this many tokens re-selects the store (§3.2.2)
   /// HGCA §3.3's merged heads: each run of this many adjacent KV heads has its context sets padded
   /// to equal length with their next-highest-MAW entries; 1: no padding. It changes what is
-  /// attended (padding adds entries); how the CPU engine groups work is max_packed_heads.
+  /// attended (padding adds entries); how the CPU engine groups work is max_packed_heads. In
+  /// [1, n_kv_heads].
   int32_t heads_per_task = 1;
 
   // --- execution ---
@@ -185,11 +186,11 @@ struct Options {
 /// policy's "overflow" ("auto", "off", "always"), "overflow_margin" (a number in [0, 1)) and rates
 /// "overflow_cpu_gbps", "overflow_cpu_row_gbps", "overflow_h2d_gbps", "overflow_gpu_gbps",
 /// "overflow_gpu_row_gbps", "overflow_window_gbps" (numbers ≥ 0; hgca-tune writes the first), and
-/// "tuned_on" (an object describing the measurement, not read). Any other key, a wrong type or an out-of-range
-/// value is an error naming the file, the key, the value and what was expected; `*inout` is then
-/// left as it was. ("heads_per_task" is refused with a pointer to max_packed_heads: it is the
-/// method's padding, not a tuned field, and files of earlier hgca-tune versions used that name for
-/// the packing.) Whether this CPU has the `isa` named is checked by Runtime::create.
+/// "tuned_on" (an object describing the measurement, not read). Any other key, a wrong type or an
+/// out-of-range value is an error (kInvalidArgument) naming the file, the key, the value and what
+/// was expected, and a file that cannot be opened is kNotFound; `*inout` is then left as it was.
+/// ("heads_per_task" is refused with a pointer to max_packed_heads: it is the method's padding,
+/// not a tuned field, and files of earlier hgca-tune versions used that name for the packing.) Whether this CPU has the `isa` named is checked by Runtime::create.
 ///
 /// Runtime::create applies the file named by the environment variable HGCA_CONFIG (when set and not
 /// empty) the same way, over the Options it is given: precedence is defaults < fields set in code
@@ -341,7 +342,9 @@ class Runtime {
   virtual Status sequence_node(SeqId id, int32_t* out) const = 0;
 
   /// Copies `id`'s whole history at `layer` from window ∪ store into k_out, v_out
-  /// [length, Hkv, D] in options().dtype, in token order (the layout attention() took them in).
+  /// [length, Hkv, D] in options().dtype (sequence_length() × Hkv × D elements each), in token
+  /// order (the layout attention() took them in). Between steps only (kFailedPrecondition while a
+  /// step is open).
   virtual Status read_kv(int32_t layer, SeqId id, void* k_out, void* v_out) const = 0;
 
   /// Waits for all enqueued work (CUDA backend) and for asynchronous re-evaluations, and publishes
