@@ -99,7 +99,11 @@ TEST(HgcaTune, ValuesItCannotUseAreRefusedByName) {
       {"--working-set-mb 0.001", "--working-set-mb"},
       {"--threads 100000", "--threads 100000"},
       {"--out /nonexistent-dir/x.json", "--out /nonexistent-dir/x.json"},
-      {"--quick --working-set-mb 64 --batch 2000000000", "host memory exhausted"},
+      {"--out /tmp", "--out /tmp: is a directory"},
+      {"--svg /nonexistent-dir/p.svg", "--svg /nonexistent-dir/p.svg"},
+      {"--q-heads 0", "--q-heads: Value 0 not in range 1 to 2147483647"},
+      {"--quick --working-set-mb 64 --batch 2000000000", "--batch 2000000000"},
+      {"--quick --q-heads 2000000000 --kv-heads 1 --context 1 --batch 1", "more than this machine's"},
   };
   for (const auto& [flags, expected] : cases) {
     int status = -1;

@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -393,6 +395,36 @@ int run_model(const Cli& cli) {
   return 0;
 }
 
+/// The synthetic run's memory, estimated from the flags, against the machine's: sizes that cannot
+/// fit are refused up front, naming the flags, rather than failing or swapping part-way through.
+Status check_synthetic_fits(const Cli& cli, const hgca::Options& o) {
+  const hgca::decode::SyntheticWorkload& w = cli.synthetic;
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const double ram = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE)) / gib;
+  const auto elem = static_cast<double>(hgca::dtype_size(o.dtype));
+  // A prefill step's q, k, v per layer in the dtype, made in fp32 one layer at a time, and out.
+  const double tokens = static_cast<double>(std::min(w.chunk, w.context)) * w.batch;
+  const double heads = o.n_q_heads + 2.0 * o.n_kv_heads;
+  const double inputs = tokens * o.head_dim * (heads * (elem * o.n_layers + 4.0) + o.n_q_heads * elem) / gib;
+  if (inputs > ram) {
+    return {hgca::StatusCode::kInvalidArgument,
+            fmt::format("a prefill step's inputs (--chunk {} x --batch {} tokens, --q-heads {} and 2 x --kv-heads {} "
+                        "of --head-dim {} in --layers {}) take {:.1f} GiB, more than this machine's {:.1f} GiB of "
+                        "memory; lower them", std::min(w.chunk, w.context), w.batch, o.n_q_heads, o.n_kv_heads,
+                        o.head_dim, o.n_layers, inputs, ram)};
+  }
+  // Every position's K and V in every layer: the store is in host memory.
+  const double kv = static_cast<double>(w.batch) * static_cast<double>(w.positions()) * o.n_kv_heads * o.head_dim * 2.0 *
+                    elem * o.n_layers / gib;
+  if (kv > ram) {
+    return {hgca::StatusCode::kInvalidArgument,
+            fmt::format("--context {} + --decode-steps {} positions of --batch {} sequences in --layers {}: their KV "
+                        "takes {:.1f} GiB, more than this machine's {:.1f} GiB of memory (the store lives there); "
+                        "lower them", w.context, w.decode_steps, w.batch, o.n_layers, kv, ram)};
+  }
+  return Status::ok();
+}
+
 int run_synthetic(const Cli& cli) {
   hgca::Options o = cli.options;
   o.n_layers = cli.layers;
@@ -402,6 +434,7 @@ int run_synthetic(const Cli& cli) {
   o.dtype = parse_dtype(cli.dtype.empty() ? "bf16" : cli.dtype);
   if (!cli.window_blocks_given) o.window_blocks = 8;  // a 512-token window under a 2048-token prompt
   o.max_sequences = std::max(o.max_sequences, cli.synthetic.batch);
+  if (Status s = check_synthetic_fits(cli, o); !s) return fail(s);
   std::unique_ptr<hgca::Runtime> runtime;
   Status status = hgca::Runtime::create(o, &runtime);
   if (!status) return fail(status);
@@ -447,6 +480,19 @@ int main(int argc, char** argv) {
   app.footer(kExamples);
   app.get_formatter()->column_width(34);
 
+  // Bounds in words CLI11 prints ("Value 0 not in range 1 to 2147483647"); its PositiveNumber
+  // would print the largest double instead.
+  const CLI::Range positive(1, std::numeric_limits<int32_t>::max());
+  const CLI::Range non_negative(0, std::numeric_limits<int32_t>::max());
+  // CLI11 would take "-1" and wrap it, and saturate what does not fit.
+  const CLI::Validator uint64_value(
+      [](std::string& in) -> std::string {
+        uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(in.data(), in.data() + in.size(), v);
+        if (ec == std::errc{} && end == in.data() + in.size()) return {};
+        return fmt::format("Value {} is not an integer in [0, {}]", in, std::numeric_limits<uint64_t>::max());
+      },
+      "UINT64");
   const std::string model_group = "Model (llama2.c checkpoint)";
   auto* model = app.add_option("--model", cli.model_path, "llama2.c float32 checkpoint; without it the synthetic "
                                "workload runs")->check(CLI::ExistingFile)->group(model_group);
@@ -454,7 +500,7 @@ int main(int argc, char** argv) {
                         ->check(CLI::ExistingFile)->group(model_group);
   auto* prompt = app.add_option("--prompt", cli.prompt, "prompt text (default: empty, BOS only)")->group(model_group);
   auto* steps = app.add_option("--steps", cli.steps, "positions to run, prompt included; 0 or more than the model's "
-                               "seq_len means seq_len")->capture_default_str()->check(CLI::NonNegativeNumber)
+                               "seq_len means seq_len")->capture_default_str()->check(non_negative)
                     ->group(model_group);
   auto* compare = app.add_flag("--compare-exact", cli.compare_exact, "also run exact attention teacher-forced on the "
                                "generated tokens and report top-1 agreement, mean KL(exact || hybrid) and both "
@@ -512,18 +558,18 @@ int main(int argc, char** argv) {
   const std::string synth_group = "Synthetic workload (without --model)";
   hgca::decode::SyntheticWorkload& w = cli.synthetic;
   std::vector<CLI::Option*> synthetic_opts = {
-      app.add_option("--layers", cli.layers, "attention layers")->capture_default_str()->check(CLI::PositiveNumber),
-      app.add_option("--q-heads", cli.q_heads, "query heads")->capture_default_str()->check(CLI::PositiveNumber),
-      app.add_option("--kv-heads", cli.kv_heads, "KV heads")->capture_default_str()->check(CLI::PositiveNumber),
-      app.add_option("--head-dim", cli.head_dim, "head dim")->capture_default_str()->check(CLI::PositiveNumber),
-      app.add_option("--batch", w.batch, "sequences per step")->capture_default_str()->check(CLI::PositiveNumber),
+      app.add_option("--layers", cli.layers, "attention layers")->capture_default_str()->check(positive),
+      app.add_option("--q-heads", cli.q_heads, "query heads")->capture_default_str()->check(positive),
+      app.add_option("--kv-heads", cli.kv_heads, "KV heads")->capture_default_str()->check(positive),
+      app.add_option("--head-dim", cli.head_dim, "head dim")->capture_default_str()->check(positive),
+      app.add_option("--batch", w.batch, "sequences per step")->capture_default_str()->check(positive),
       app.add_option("--context", w.context, "prompt tokens per sequence")->capture_default_str()
-          ->check(CLI::PositiveNumber),
+          ->check(positive),
       app.add_option("--chunk", w.chunk, "tokens per prefill (append) step")->capture_default_str()
-          ->check(CLI::PositiveNumber),
+          ->check(positive),
       app.add_option("--decode-steps", w.decode_steps, "decode steps after the prefill")->capture_default_str()
-          ->check(CLI::NonNegativeNumber),
-      app.add_option("--seed", w.seed, "seed of the synthetic q, k, v")->capture_default_str(),
+          ->check(non_negative),
+      app.add_option("--seed", w.seed, "seed of the synthetic q, k, v")->capture_default_str()->check(uint64_value),
   };
   for (auto* opt : synthetic_opts) opt->group(synth_group);
 
@@ -544,7 +590,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "hgca-decode: error: --handoff {} needs the CUDA backend, got --backend host\n", cli.handoff);
     return 2;
   }
-  if (cli.cuda_wait != "auto") {
+  // --backend auto without a usable GPU runs on the host, where --cuda-wait, like --handoff, has
+  // nothing to set.
+  if (cli.cuda_wait != "auto" && !(cli.options.backend == hgca::Backend::kAuto && hgca::cuda_device_count() == 0)) {
     if (cli.options.backend == hgca::Backend::kHost) {
       fmt::print(stderr, "hgca-decode: error: --cuda-wait {} needs the CUDA backend, got --backend host\n", cli.cuda_wait);
       return 2;

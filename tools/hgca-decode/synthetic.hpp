@@ -17,7 +17,7 @@ struct SyntheticWorkload {
   float salient_fraction = 0.03f;  ///< share of keys that lie along their head's topic direction
   uint64_t seed = 1;
 
-  int32_t prefill_steps() const { return (context + chunk - 1) / chunk; }
+  int32_t prefill_steps() const { return static_cast<int32_t>((int64_t{context} + chunk - 1) / chunk); }
   /// Positions each sequence runs: the prompt, then one per decode step.
   int64_t positions() const { return int64_t{context} + decode_steps; }
 };

@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -67,6 +69,21 @@ std::optional<NumaPlacement> parse_placement(const std::string& s) {
   return std::nullopt;
 }
 
+[[noreturn]] void fail(const std::string& message);
+
+/// Fails unless `path` can be written: a file of ours, or a new one in a directory we can write into.
+void check_writable(const char* flag, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) fail(fmt::format("{} {}: is a directory, expected a file to write", flag, path));
+  if (fs::exists(path, ec)) {
+    if (access(path.c_str(), W_OK) != 0) fail(fmt::format("{} {}: the file cannot be written", flag, path));
+    return;
+  }
+  const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+  if (access(dir.c_str(), W_OK) != 0) fail(fmt::format("{} {}: cannot write into {}", flag, path, dir.string()));
+}
+
 [[noreturn]] void fail(const std::string& message) {
   fmt::print(stderr, "hgca-tune: {}\n", message);
   std::exit(1);
@@ -118,14 +135,25 @@ int run(Cli& cli) {
   if (!(cli.shape.selected_fraction >= 1e-6 && cli.shape.selected_fraction <= 1.0)) {
     fail(fmt::format("--selected-fraction = {}, expected a number in [1e-06, 1]", cli.shape.selected_fraction));
   }
-  if (!cli.out.empty()) {
-    // Before the sweep, not after it: the directory must take the file.
-    const std::string dir = cli.out.find('/') == std::string::npos ? "." : cli.out.substr(0, cli.out.rfind('/') + 1);
-    if (access(dir.c_str(), W_OK) != 0) fail(fmt::format("--out {}: cannot write into {}", cli.out, dir));
-  }
+  // Before the sweep, not after it.
+  if (!cli.out.empty()) check_writable("--out", cli.out);
+  if (!cli.svg.empty()) check_writable("--svg", cli.svg);
   auto dtype = parse_dtype(cli.dtype);
   if (!dtype) fail(fmt::format("--dtype = {}, expected bf16, f16 or f32", cli.dtype));
   cli.shape.dtype = *dtype;
+  {
+    // The workload holds at least two layers' selected K+V, and each sequence's queries and outputs.
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    const double ram = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE)) / gib;
+    const double need = (2.0 * static_cast<double>(hgca::tune::SparseWorkload::layer_bytes_estimate(cli.shape)) +
+                         static_cast<double>(cli.shape.batch) * cli.shape.q_heads * cli.shape.head_dim * 12.0) / gib;
+    if (need > ram) {
+      fail(fmt::format("the workload (--batch {} x --kv-heads {} x --context {} x --selected-fraction {} of --head-dim "
+                       "{}, --q-heads {}) takes {:.1f} GiB, more than this machine's {:.1f} GiB of memory; lower them",
+                       cli.shape.batch, cli.shape.kv_heads, cli.shape.context, cli.shape.selected_fraction,
+                       cli.shape.head_dim, cli.shape.q_heads, need, ram));
+    }
+  }
   if (cli.shape.q_heads % cli.shape.kv_heads != 0) {
     fail(fmt::format("--kv-heads = {}, expected a divisor of --q-heads = {}", cli.shape.kv_heads, cli.shape.q_heads));
   }
@@ -402,20 +430,24 @@ int run(Cli& cli) {
 int main(int argc, char** argv) {
   Cli cli;
   CLI::App app{"hgca-tune: measure this machine and tune hgca's CPU engine for a model shape"};
-  app.add_option("--q-heads", cli.shape.q_heads, "query heads Hq")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--kv-heads", cli.shape.kv_heads, "KV heads Hkv (divides Hq)")->capture_default_str()->check(CLI::PositiveNumber);
+  // Bounds in words CLI11 prints; its PositiveNumber would print the largest double instead.
+  const CLI::Range positive(1, std::numeric_limits<int32_t>::max());
+  app.add_option("--q-heads", cli.shape.q_heads, "query heads Hq")->capture_default_str()->check(positive);
+  app.add_option("--kv-heads", cli.shape.kv_heads, "KV heads Hkv (divides Hq)")->capture_default_str()->check(positive);
   app.add_option("--head-dim", cli.shape.head_dim, "head dim D (a multiple of 8 from 8 to 256)")->capture_default_str()->check(CLI::Range(8, 256));
   app.add_option("--dtype", cli.dtype, "KV dtype: bf16, f16 or f32")->capture_default_str();
-  app.add_option("--context", cli.shape.context, "store tokens per sequence")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--context", cli.shape.context, "store tokens per sequence")->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));
   app.add_option("--selected-fraction", cli.shape.selected_fraction,
                  "mean fraction of the store selected per KV head (per-head spread 0.25-1.75x)")
       ->capture_default_str()->check(CLI::Range(1e-6, 1.0));
-  app.add_option("--batch", cli.shape.batch, "sequences per step")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--batch", cli.shape.batch, "sequences per step")->capture_default_str()->check(positive);
   app.add_flag("--quick", cli.quick, "a short sweep (under a minute on 2 cores)");
   app.add_flag("--json", cli.json, "print one JSON object on stdout instead of the tables");
   app.add_option("--out", cli.out, "write the best configuration here (the JSON hgca::load_options_json and HGCA_CONFIG read)");
   app.add_option("--svg", cli.svg, "write a plot of bandwidth against threads here (SVG)");
-  app.add_option("--threads", cli.threads, "threads per node to sweep (default: 1, 2, 4, … and every core)");
+  app.add_option("--threads", cli.threads, "threads per node to sweep (default: 1, 2, 4, …, three quarters of the cores from 12 on, every core "
+                 "and every hardware thread; quick: 1 and every core)");
   app.add_option("--max-packed-heads", cli.max_packed_heads,
                  "most small (sequence, KV head) items packed into one task, to sweep; 0 = as many as fit in the split "
                  "(default 0 1 2 4 8, quick 0 1)");

@@ -96,7 +96,7 @@ SparseWorkload::SparseWorkload(const WorkloadShape& shape, int layers, std::vect
     }
   }
   for (int s = 0; s < shape.batch; ++s) {
-    std::vector<float> qs(static_cast<std::size_t>(shape.q_heads * shape.head_dim));
+    std::vector<float> qs(static_cast<std::size_t>(shape.q_heads) * static_cast<std::size_t>(shape.head_dim));
     for (std::size_t i = 0; i < qs.size(); ++i) qs[i] = uniform((uint64_t{1} << 62) ^ (static_cast<uint64_t>(s) << 32) ^ i);
     std::vector<std::byte> typed(qs.size() * impl_->elem);
     detail::dispatch_dtype(shape.dtype, [&](auto t) {
@@ -106,7 +106,7 @@ SparseWorkload::SparseWorkload(const WorkloadShape& shape, int layers, std::vect
     });
     impl_->q.push_back(std::move(qs));
     impl_->q_typed.push_back(std::move(typed));
-    impl_->out.emplace_back(static_cast<std::size_t>(shape.q_heads * shape.head_dim), 0.0f);
+    impl_->out.emplace_back(static_cast<std::size_t>(shape.q_heads) * static_cast<std::size_t>(shape.head_dim), 0.0f);
     impl_->lse.emplace_back(static_cast<std::size_t>(shape.q_heads), 0.0f);
   }
   node_of_seq_.assign(static_cast<std::size_t>(shape.batch), -1);
