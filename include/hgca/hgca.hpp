@@ -120,10 +120,13 @@ struct Options {
   int32_t block_tokens = 64;   ///< eviction granularity: whole blocks leave the window
   float alpha = 0.1f;          ///< MAW update: maw ← (1 − alpha)·maw + alpha·a, in (0, 1]
   float beta = 1.0f;           ///< selection: keep entry when maw > beta / n_ref; 0 keeps everything
-  int32_t min_keep = 4;        ///< per KV head, keep at least this many store entries (highest MAW)
+  /// Per KV head, keep at least this many store entries: those of highest MAW relative to the
+  /// weights it was normalized over (maw × n_ref, what the threshold compares with beta), so that
+  /// entries judged against windows and stores of different sizes rank fairly.
+  int32_t min_keep = 4;
   int32_t reeval_min_tokens = 16;  ///< an append of ≥ this many tokens re-selects the store (§3.2.2)
   /// HGCA §3.3's merged heads: each run of this many adjacent KV heads has its context sets padded
-  /// to equal length with their next-highest-MAW entries; 1: no padding. It changes what is
+  /// to equal length with their next entries by relative MAW (as min_keep); 1: no padding. It changes what is
   /// attended (padding adds entries); how the CPU engine groups work is max_packed_heads. In
   /// [1, n_kv_heads].
   int32_t heads_per_task = 1;
