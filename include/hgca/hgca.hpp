@@ -126,9 +126,9 @@ struct Options {
   int32_t min_keep = 4;
   int32_t reeval_min_tokens = 16;  ///< an append of ≥ this many tokens re-selects the store (§3.2.2)
   /// HGCA §3.3's merged heads: each run of this many adjacent KV heads has its context sets padded
-  /// to equal length with their next entries by relative MAW (as min_keep); 1: no padding. It changes what is
-  /// attended (padding adds entries); how the CPU engine groups work is max_packed_heads. In
-  /// [1, n_kv_heads].
+  /// to equal length with their next entries by relative MAW (as min_keep); 1: no padding. It
+  /// changes what is attended (padding adds entries); how the CPU engine groups work is
+  /// max_packed_heads. In [1, n_kv_heads].
   int32_t heads_per_task = 1;
 
   // --- execution ---
