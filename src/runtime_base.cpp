@@ -200,6 +200,12 @@ Status RuntimeBase::release_sequence(SeqId id) {
   return Status::ok();
 }
 
+namespace {
+void drop_reserved(const StepBatch& step) {
+  for (SequenceState* seq : step.seqs) std::fill(seq->reserved.begin(), seq->reserved.end(), kvmgr::DramStore::PreparedAppend{});
+}
+}  // namespace
+
 Status RuntimeBase::begin_step(std::span<const SeqId> seq_ids, std::span<const int32_t> n_new) {
   return guarded([&]() -> Status {
     using enum StatusCode;
@@ -226,9 +232,12 @@ Status RuntimeBase::begin_step(std::span<const SeqId> seq_ids, std::span<const i
         for (int32_t l = 0; l < opt_.n_layers; ++l) step->seqs[i]->reserved[l] = step_blocks(*step->seqs[i], l, n_new[i]);
       }
     } catch (const kvmgr::StoreMemoryExhausted& e) {
-      for (SequenceState* seq : step->seqs) std::fill(seq->reserved.begin(), seq->reserved.end(), kvmgr::DramStore::PreparedAppend{});
+      drop_reserved(*step);
       return error(kOutOfMemory, "begin_step: the store blocks of this step's calls: {}; then begin the step again "
                    "(nothing changed)", e.what());
+    } catch (...) {
+      drop_reserved(*step);
+      throw;
     }
     step_ = std::move(step);
     std::fill(layer_done_.begin(), layer_done_.end(), 0);
@@ -303,9 +312,17 @@ Status RuntimeBase::synchronize() {
   if (Status s = drain(); !s) return s;
   return guarded([&]() -> Status {
     wait_reevaluations();
+    std::exception_ptr failed;  // one that cannot be applied (dropped) does not keep the others back
     for (auto& [id, seq] : seqs_) {
-      for (int32_t l = 0; l < opt_.n_layers; ++l) publish(*seq, l);
+      for (int32_t l = 0; l < opt_.n_layers; ++l) {
+        try {
+          publish(*seq, l);
+        } catch (const std::bad_alloc&) {
+          if (!failed) failed = std::current_exception();
+        }
+      }
     }
+    if (failed) std::rethrow_exception(failed);
     store_memory_->wait_idle();  // chunks grown on the way are registered
     return Status::ok();
   });
@@ -391,7 +408,7 @@ void RuntimeBase::publish(const StepBatch& batch, int32_t layer) {
   for (auto* seq : batch.seqs) {
     try {
       publish(*seq, layer);
-    } catch (const kvmgr::StoreMemoryExhausted&) {
+    } catch (const std::bad_alloc&) {  // StoreMemoryExhausted included
       if (!failed) failed = std::current_exception();
     }
   }

@@ -121,9 +121,9 @@ class RuntimeBase : public Runtime {
   int64_t read_store(const kvmgr::DramStore& store, std::byte* k_out, std::byte* v_out) const;
 
   kvmgr::SelectionParams selection() const { return {opt_.beta, opt_.min_keep, opt_.heads_per_task}; }
-  /// Publishes the newest finished re-evaluation of the batch's sequences at `layer`. One whose
-  /// context caches cannot get store memory is dropped, its sequence's context sets as they were
-  /// (the others still publish), and then StoreMemoryExhausted is thrown.
+  /// Publishes the newest finished re-evaluation of the batch's sequences at `layer`. One that
+  /// cannot get memory (its context caches: StoreMemoryExhausted) is dropped, its sequence's
+  /// context sets as they were; the others still publish, and then the first failure is thrown.
   void publish(const StepBatch& batch, int32_t layer);
   void publish(SequenceState& seq, int32_t layer);
 

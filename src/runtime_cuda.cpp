@@ -776,19 +776,27 @@ class CudaRuntime final : public RuntimeBase {
       return s;
     }
     // FlashD2H: the blocks this call's rows start in the host's windows, those begin_step reserved
-    // (see the top of the file), or, should they be gone (a call that failed after taking them,
-    // or a window of another size), allocated now, so that running out fails this call before
-    // anything changes.
+    // (see the top of the file), or, for a window of another size, allocated now, so that running
+    // out fails this call before anything changes. Should the call fail before its plan's host
+    // function is launched, they go back to the reservation, for the call made again.
+    struct ReturnReserved {
+      const StepBatch& step;
+      int32_t layer;
+      CallJob* job;
+      ~ReturnReserved() {
+        for (std::size_t i = 0; job && i < job->prepared.size(); ++i) {
+          if (job->prepared[i].count > 0) step.seqs[i]->reserved[layer] = std::move(job->prepared[i]);
+        }
+      }
+    } return_reserved{step, layer, job.get()};
     for (int32_t i = 0; i < step.size(); ++i) {
       auto& seq = *static_cast<CudaSequence*>(step.seqs[i]);
       const kvmgr::MirroredKv& kv = seq.layers[layer];
-      auto& reserved = seq.reserved[layer];
-      auto blocks = reserved.count == kv.allocate_count(wseqs[i].w, step.n_new[i])
-                        ? std::exchange(reserved, {})
-                        : kv.allocate_blocks(wseqs[i].w, step.n_new[i]);
-      if (blocks.count == 0) continue;
+      const int64_t count = kv.allocate_count(wseqs[i].w, step.n_new[i]);
+      if (count == 0) continue;
       if (job->prepared.empty()) job->prepared.resize(static_cast<std::size_t>(step.size()));
-      job->prepared[i] = std::move(blocks);
+      auto& reserved = seq.reserved[layer];
+      job->prepared[i] = reserved.count == count ? std::exchange(reserved, {}) : kv.allocate_blocks(wseqs[i].w, step.n_new[i]);
     }
     Buffer& staging = staging_[2 * layer + parity_[layer]];
     const std::size_t rows = static_cast<std::size_t>(tokens) * hq;
@@ -826,6 +834,7 @@ class CudaRuntime final : public RuntimeBase {
     HGCA_CUDA_TRY(cudaStreamWaitEvent(side_, fork_, 0));
     if (captured_jobs_.size() == captured_jobs_.capacity()) captured_jobs_.reserve(2 * captured_jobs_.size() + 1);
     job->unpushed = std::move(unpushed_[layer]);
+    return_reserved.job = nullptr;  // the job keeps them from here on, whatever happens
     const AbandonOnFailure abandon_on_failure{this, &job};
     if (Status s = launch_part<&CudaRuntime::plan_part>(side_, *job, capturing); !s) return s;
     HGCA_CUDA_TRY(cudaEventRecord(plan_ready_, side_));

@@ -31,8 +31,8 @@ class HostRuntime final : public RuntimeBase {
 
   Status attention(int32_t layer, const TensorView& q, const TensorView& k, const TensorView& v,
                    const MutableTensorView& out, float* lse_out, void* /*stream*/) override {
-    if (Status s = drain(); !s) return s;
     if (Status s = validate_call(layer, q, k, v, out); !s) return s;
+    if (Status s = drain(); !s) return s;
     return guarded([&]() -> Status {
       detail::dispatch_dtype(opt_.dtype, [&]<typename T>(T) {
         attend<T>(layer, static_cast<const T*>(q.data), static_cast<const T*>(k.data),
@@ -89,8 +89,13 @@ class HostRuntime final : public RuntimeBase {
   /// Memory that ran out where a call went on without it (selection, a re-evaluation's publishing)
   /// is reported once, by the next call that drains, as the CUDA backend reports its host side's.
   Status drain() const override { return std::exchange(out_of_memory_, Status::ok()); }
-  void report_later(const std::string& what, const char* why) {
-    if (out_of_memory_.is_ok()) out_of_memory_ = error(StatusCode::kOutOfMemory, "{}: {}", what, why);
+  void report_later(const char* what, int32_t layer, const char* why) noexcept {
+    if (!out_of_memory_.is_ok()) return;
+    try {
+      out_of_memory_ = error(StatusCode::kOutOfMemory, "attention: layer {}: {}: {}", layer, what, why);
+    } catch (...) {  // no memory for the message: the code alone
+      out_of_memory_ = Status(StatusCode::kOutOfMemory, {});
+    }
   }
   static kvmgr::SequenceKv& kv(SequenceState* seq, int32_t layer) {
     return static_cast<HostSequence*>(seq)->layers[layer];
@@ -102,8 +107,8 @@ class HostRuntime final : public RuntimeBase {
     const int32_t hq = opt_.n_q_heads, hkv = opt_.n_kv_heads, d = opt_.head_dim, g = hq / hkv;
     try {
       publish(step, layer);
-    } catch (const kvmgr::StoreMemoryExhausted& e) {
-      report_later(fmt::format("attention: layer {}: a re-evaluation was dropped, its context sets kept", layer), e.what());
+    } catch (const std::bad_alloc& e) {  // StoreMemoryExhausted included
+      report_later("a re-evaluation was dropped, its context sets kept", layer, e.what());
     }
 
     // Partial states of the two sides, fp32: the window's (dense) and the context sets' (sparse).
@@ -191,23 +196,32 @@ class HostRuntime final : public RuntimeBase {
       }
       throw;
     }
-    for_each_by_node(step, 1, [&](int32_t i, int32_t) {
-      std::string why = kv(step.seqs[i], layer).apply_commit(std::move(commits[i]), sel);
-      if (!why.empty()) unselected[i] = std::move(why);
-    });
+    // From here on nothing may fail the call: it changes the sequences.
+    std::vector<uint8_t> applied(static_cast<std::size_t>(step.size()), 0);
+    auto apply = [&](int32_t i) {
+      if (std::string why = kv(step.seqs[i], layer).apply_commit(std::move(commits[i]), sel); !why.empty()) {
+        unselected[i] = std::move(why);
+      }
+      applied[i] = 1;
+    };
+    try {
+      for_each_by_node(step, 1, [&](int32_t i, int32_t) { apply(i); });
+    } catch (const std::bad_alloc&) {  // no memory for the pool's tasks: the rest in this thread
+      for (int32_t i = 0; i < step.size(); ++i) {
+        if (!applied[i]) apply(i);
+      }
+    }
+    layer_done_[layer] = 1;
     for (int32_t i = 0; i < step.size(); ++i) {
       if (!unselected[i].empty()) {
-        report_later(fmt::format("attention: layer {}: batch entry {}'s evicted entries joined the store unselected", layer, i),
-                     unselected[i].c_str());
+        report_later("the evicted entries joined the store unselected", layer, unselected[i].c_str());
         break;
       }
     }
-    // The call has changed the sequences: from here on nothing may fail it.
-    layer_done_[layer] = 1;
     try {
       start_reevaluations(step, layer, jobs);
     } catch (const std::bad_alloc& e) {  // StoreMemoryExhausted included
-      report_later(fmt::format("attention: layer {}: a re-evaluation was dropped, its context sets kept", layer), e.what());
+      report_later("a re-evaluation was dropped, its context sets kept", layer, e.what());
     }
   }
 

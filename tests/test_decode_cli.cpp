@@ -44,7 +44,7 @@ TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {
       // Sizes the machine cannot hold, refused up front (before 2^31 tokens wrapped the step count).
       {"--backend host --context 2000000000 --chunk 2000000000 --decode-steps 0", "--chunk 2000000000"},
       {"--backend host --context 2000000000", "--context 2000000000"},
-      {"--backend host --q-heads 1000000 --kv-heads 1", "--q-heads 1000000"},
+      {"--backend host --q-heads 2000000000 --kv-heads 1", "--q-heads 2000000000"},
   };
   for (const auto& [flags, expected] : cases) {
     int status = -1;

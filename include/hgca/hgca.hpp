@@ -315,11 +315,12 @@ class Runtime {
   /// after part of it was enqueued (the device or the stream failing), after which every call
   /// reports kInternal. An error left pending on the calling thread by earlier CUDA work is
   /// reported before anything is enqueued. Memory running out where a call goes on without it
-  /// (room to select the entries it moves into the store, which then join it unselected, or a
-  /// re-evaluation's new context sets, which are then dropped) is reported once, kOutOfMemory, by
-  /// the next call that waits for the host side (attention, synchronize, release_sequence,
-  /// read_kv, layer_stats, store_memory_stats); the call that reports it did nothing else and may
-  /// be made again (release sequences or raise the limit once the step has ended, and go on).
+  /// (room to select the entries it moves into the store, which then join it unselected until a
+  /// re-evaluation or min_keep takes them, or a re-evaluation's new context sets, which are then
+  /// dropped) is reported once, kOutOfMemory, by the next call that waits for the host side
+  /// (attention, synchronize, release_sequence, read_kv, layer_stats, store_memory_stats); the call
+  /// that reports it did nothing else and may be made again (release sequences or raise the limit
+  /// once the step has ended, and go on).
   /// Anything else that failed in the host side of an earlier call (CUDA backend) is reported by
   /// every call from then on.
   virtual Status attention(int32_t layer, const TensorView& q, const TensorView& k,

@@ -464,8 +464,12 @@ std::string SequenceKv::apply_commit(PreparedCommit&& c, const SelectionParams& 
       try {
         store_.commit_append(std::move(c.append), c.evicted_maw.data(), n_ref, sel);
         selected = true;
-      } catch (const std::bad_alloc& e) {
-        unselected = e.what();  // selection's scratch; commit_append undid itself
+      } catch (const std::bad_alloc& e) {  // selection's scratch; commit_append undid itself
+        try {
+          unselected = e.what();
+        } catch (...) {
+          unselected = "out of memory";  // fits the string's own storage
+        }
       }
     }
     // Within the room prepare_commit made in the store's own lists.
