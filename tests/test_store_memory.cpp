@@ -843,6 +843,10 @@ class Decoder {
   /// Every layer of every live sequence holds exactly the rows it was given, in order.
   void expect_nothing_lost() {
     for (const auto& [id, rows] : history_) {
+      int64_t length = -1;
+      ASSERT_TRUE(rt_->sequence_length(id, &length).is_ok());
+      ASSERT_EQ(static_cast<std::size_t>(length) * o_.n_kv_heads * o_.head_dim * sizeof(float), rows.size());
+      if (rows.empty()) continue;  // nothing to read (and read_kv wants buffers)
       for (int32_t l = 0; l < o_.n_layers; ++l) {
         std::vector<std::byte> k(rows.size()), v(rows.size());
         Status s = rt_->read_kv(l, id, k.data(), v.data());
