@@ -2,24 +2,14 @@
 // it cannot use end the run before it starts, with the flag and the value named.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <utility>
-#include <vector>
+
+#include "cli_run.hpp"
 
 namespace {
 
-std::string run(const std::string& command, int* status) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return out;
-  std::array<char, 4096> buf{};
-  while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-  *status = pclose(pipe);
-  return out;
-}
+using hgca::test::run;
 
 TEST(HgcaDecode, TinySyntheticRunPrintsItsJson) {
   int status = -1;
@@ -46,12 +36,7 @@ TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {
       {"--backend host --context 2000000000", "--context 2000000000"},
       {"--backend host --q-heads 2000000000 --kv-heads 1", "--q-heads 2000000000"},
   };
-  for (const auto& [flags, expected] : cases) {
-    int status = -1;
-    const std::string text = run(std::string(HGCA_DECODE_EXE) + " " + flags + " 2>&1", &status);
-    EXPECT_NE(status, 0) << flags;
-    EXPECT_NE(text.find(expected), std::string::npos) << flags << ": " << text;
-  }
+  hgca::test::expect_refused(HGCA_DECODE_EXE, cases);
 }
 
 }  // namespace

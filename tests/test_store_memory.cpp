@@ -644,6 +644,18 @@ TEST(StoreOutOfMemory, CommitLeavesTheSequenceAsItWasAndLosesNothing) {
   run_until_exhausted(64, 16, all, options(1), &log);
 }
 
+/// Spans of node 0 holding every byte the limit leaves, down to the smallest slot.
+std::vector<StoreSpan> take_every_byte(StoreMemory& memory) {
+  std::vector<StoreSpan> filler;
+  for (std::size_t bytes = kChunk / 2; bytes >= StoreMemory::kAlignment; bytes /= 2) {
+    try {
+      for (;;) filler.push_back(memory.allocate(0, bytes));
+    } catch (const StoreMemoryExhausted&) {
+    }
+  }
+  return filler;
+}
+
 TEST(StoreOutOfMemory, ReevaluationLeavesTheStoreAsItWas) {
   auto memory = test::store_memory(options(0, 6, 3 * kChunk));
   constexpr int32_t kD = 8;
@@ -660,13 +672,7 @@ TEST(StoreOutOfMemory, ReevaluationLeavesTheStoreAsItWas) {
   }
   ASSERT_EQ(kv.store_size(), 32);
   // Take every byte the limit leaves, then re-select: the new context caches cannot be had.
-  std::vector<StoreSpan> filler;
-  for (std::size_t bytes = kChunk / 2; bytes >= StoreMemory::kAlignment; bytes /= 2) {
-    try {
-      for (;;) filler.push_back(memory->allocate(0, bytes));
-    } catch (const StoreMemoryExhausted&) {
-    }
-  }
+  std::vector<StoreSpan> filler = take_every_byte(*memory);
   const KvState before = state_of(kv, kD * sizeof(float));
   std::vector<std::vector<float>> a(kHkv, std::vector<float>(32, 0.5f));
   EXPECT_THROW(kv.apply_reevaluation(a, {1.0f, 1, 1}), StoreMemoryExhausted);
@@ -707,13 +713,8 @@ TEST(StoreOutOfMemory, ReservedBlocksAreTakenOnlyByACommitThatGoesOn) {
   }
   auto reserved = kv.dram().allocate_append(kv.evict_count(4));
   ASSERT_EQ(reserved.count, 4);
-  std::vector<StoreSpan> filler;  // every byte the limit leaves: the first context caches cannot be had
-  for (std::size_t bytes = kChunk / 2; bytes >= StoreMemory::kAlignment; bytes /= 2) {
-    try {
-      for (;;) filler.push_back(memory->allocate(0, bytes));
-    } catch (const StoreMemoryExhausted&) {
-    }
-  }
+  // Every byte the limit leaves: the first context caches cannot be had.
+  const std::vector<StoreSpan> filler = take_every_byte(*memory);
   next_rows();
   EXPECT_THROW(prepare(reserved, true), StoreMemoryExhausted);
   EXPECT_EQ(reserved.count, 4);

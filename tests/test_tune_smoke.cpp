@@ -3,8 +3,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -12,20 +10,13 @@
 #include <utility>
 #include <vector>
 
+#include "cli_run.hpp"
 #include "hgca/hgca.hpp"
 
 namespace hgca {
 namespace {
 
-std::string run(const std::string& command, int* status) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return out;
-  std::array<char, 4096> buf{};
-  while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-  *status = pclose(pipe);
-  return out;
-}
+using test::run;
 
 TEST(HgcaTune, QuickJsonOnATinyWorkload) {
   const auto dir = std::filesystem::temp_directory_path();
@@ -105,12 +96,7 @@ TEST(HgcaTune, ValuesItCannotUseAreRefusedByName) {
       {"--quick --working-set-mb 64 --batch 2000000000", "--batch 2000000000"},
       {"--quick --q-heads 2000000000 --kv-heads 1 --context 1 --batch 1", "more than this machine's"},
   };
-  for (const auto& [flags, expected] : cases) {
-    int status = -1;
-    const std::string text = run(std::string(HGCA_TUNE_EXE) + " " + flags + " 2>&1", &status);
-    EXPECT_NE(status, 0) << flags;
-    EXPECT_NE(text.find(expected), std::string::npos) << flags << ": " << text;
-  }
+  test::expect_refused(HGCA_TUNE_EXE, cases);
 }
 
 }  // namespace

@@ -367,15 +367,11 @@ TEST(CudaGraph, StoreExhaustedWhileStepsAreCapturedFailsBeginStepBeforeAnyCall) 
   for (SeqId id : ids) ASSERT_TRUE(graphed.rt().add_sequence(id).is_ok());
   const auto s = static_cast<cudaStream_t>(graphed.stream().get());
   graphed.before_attention = [&] { ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess); };
-  std::mt19937_64 rng(17);
-  for (int step = 0; step < 1000; ++step) {
-    std::vector<LayerStats> before(static_cast<std::size_t>(o.n_layers));
-    for (int32_t l = 0; l < o.n_layers; ++l) ASSERT_TRUE(graphed.rt().layer_stats(l, &before[l]).is_ok());
-    int32_t failed = -1;
-    const Status st = graphed.enqueue_calls(ids, {1, 1}, make_inputs(o, 2, rng), &failed);
+  // Ends the capture (which fails if a call invalidated it) and runs what it holds, once.
+  std::size_t nodes = 0;
+  auto run_capture = [&] {
     cudaGraph_t graph = nullptr;
-    CUDA_OK(cudaStreamEndCapture(s, &graph));  // fails if a call invalidated the capture
-    std::size_t nodes = 0;
+    CUDA_OK(cudaStreamEndCapture(s, &graph));
     CUDA_OK(cudaGraphGetNodes(graph, nullptr, &nodes));
     if (nodes > 0) {
       cudaGraphExec_t exec = nullptr;
@@ -385,6 +381,15 @@ TEST(CudaGraph, StoreExhaustedWhileStepsAreCapturedFailsBeginStepBeforeAnyCall) 
       CUDA_OK(cudaGraphExecDestroy(exec));
     }
     CUDA_OK(cudaGraphDestroy(graph));
+  };
+  std::mt19937_64 rng(17);
+  for (int step = 0; step < 1000; ++step) {
+    std::vector<LayerStats> before(static_cast<std::size_t>(o.n_layers));
+    for (int32_t l = 0; l < o.n_layers; ++l) ASSERT_TRUE(graphed.rt().layer_stats(l, &before[l]).is_ok());
+    int32_t failed = -1;
+    const Status st = graphed.enqueue_calls(ids, {1, 1}, make_inputs(o, 2, rng), &failed);
+    run_capture();
+    if (HasFatalFailure()) return;
     if (st) {
       ASSERT_TRUE(graphed.rt().end_step().is_ok());
       continue;
@@ -407,14 +412,9 @@ TEST(CudaGraph, StoreExhaustedWhileStepsAreCapturedFailsBeginStepBeforeAnyCall) 
     ASSERT_TRUE(graphed.rt().release_sequence(5).is_ok());
     failed = -1;
     const Status again = graphed.enqueue_calls({9}, {1}, make_inputs(o, 1, rng), &failed);
-    CUDA_OK(cudaStreamEndCapture(s, &graph));
+    run_capture();
     ASSERT_TRUE(again.is_ok()) << again.message();
-    cudaGraphExec_t exec = nullptr;
-    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-    CUDA_OK(cudaGraphLaunch(exec, s));
-    CUDA_OK(cudaStreamSynchronize(s));
-    CUDA_OK(cudaGraphExecDestroy(exec));
-    CUDA_OK(cudaGraphDestroy(graph));
+    EXPECT_GT(nodes, 0u);
     ASSERT_TRUE(graphed.rt().end_step().is_ok());
     int64_t length = 0;
     ASSERT_TRUE(graphed.rt().sequence_length(9, &length).is_ok());
