@@ -684,7 +684,8 @@ TEST(StoreOutOfMemory, ReevaluationLeavesTheStoreAsItWas) {
 
 // Blocks reserved ahead (as begin_step does) stay reserved when a commit fails, and are taken
 // (left empty) by one that goes on; without room in the context caches a commit can still go on,
-// its evicted entries joining the store unselected, none lost.
+// its evicted entries joining the store unselected, none lost, until the next commit with room
+// judges them.
 TEST(StoreOutOfMemory, ReservedBlocksAreTakenOnlyByACommitThatGoesOn) {
   auto memory = test::store_memory(options(0, 6, 3 * kChunk));
   constexpr int32_t kD = 8;
@@ -714,7 +715,7 @@ TEST(StoreOutOfMemory, ReservedBlocksAreTakenOnlyByACommitThatGoesOn) {
   auto reserved = kv.dram().allocate_append(kv.evict_count(4));
   ASSERT_EQ(reserved.count, 4);
   // Every byte the limit leaves: the first context caches cannot be had.
-  const std::vector<StoreSpan> filler = take_every_byte(*memory);
+  std::vector<StoreSpan> filler = take_every_byte(*memory);
   next_rows();
   EXPECT_THROW(prepare(reserved, true), StoreMemoryExhausted);
   EXPECT_EQ(reserved.count, 4);
@@ -727,9 +728,20 @@ TEST(StoreOutOfMemory, ReservedBlocksAreTakenOnlyByACommitThatGoesOn) {
   history.insert(history.end(), kf.begin(), kf.end());
   ASSERT_EQ(kv.store_size(), 4);
   EXPECT_EQ(kv.store(0).context.size(), 0);  // unselected, though beta = 0 would select them all
-  ASSERT_EQ(kv.store_size() + kv.window().size(), 12);
+  // With memory again, the next commit judges them with its own entries.
+  filler.clear();
+  next_rows();
+  kv.commit(reinterpret_cast<const std::byte*>(kf.data()), reinterpret_cast<const std::byte*>(kf.data()), 4, wp, 0.5f,
+            all);
+  history.insert(history.end(), kf.begin(), kf.end());
+  ASSERT_EQ(kv.store_size(), 8);
+  for (int32_t h = 0; h < kHkv; ++h) {
+    EXPECT_EQ(kv.store(h).context.size(), 8) << "head " << h;
+    EXPECT_EQ(kv.store(h).context_cache.rows(), 8) << "head " << h;
+  }
+  ASSERT_EQ(kv.store_size() + kv.window().size(), 16);
   const std::size_t head_bytes = kD * sizeof(float);
-  for (int64_t t = 0; t < 12; ++t) {
+  for (int64_t t = 0; t < 16; ++t) {
     for (int32_t h = 0; h < kHkv; ++h) {
       const std::byte* got = t < kv.store_size() ? kv.store_k(h, t)
                                                  : kv.window().k(kv.window().slot(t - kv.store_size())) + h * head_bytes;
@@ -954,11 +966,20 @@ TEST(RuntimeStoreMemory, ContextCachesThatCannotGrowAreReportedOnceAndNothingIsL
     least = std::min(least, st.selected_fraction);
   }
   EXPECT_LT(least, 1.0);
+  // With room again, the next evictions judge the entries that joined unselected: S is everything.
   dec.release(1);
-  ASSERT_TRUE(dec.begin(7).is_ok());
-  for (int32_t l = 0; l < o.n_layers; ++l) ASSERT_TRUE(dec.attend(l).is_ok());
-  dec.end();
+  for (int step = 0; step < 3; ++step) {
+    ASSERT_TRUE(dec.begin(7).is_ok());
+    for (int32_t l = 0; l < o.n_layers; ++l) ASSERT_TRUE(dec.attend(l).is_ok());
+    dec.end();
+  }
+  ASSERT_TRUE(dec.rt().synchronize().is_ok());
   dec.expect_nothing_lost();
+  for (int32_t l = 0; l < o.n_layers; ++l) {
+    LayerStats st;
+    ASSERT_TRUE(dec.rt().layer_stats(l, &st).is_ok());
+    EXPECT_EQ(st.selected_fraction, 1.0) << "layer " << l;
+  }
 }
 
 // Steps of random sizes under a store limit, with every selection regime: whatever runs out, and

@@ -214,11 +214,13 @@ void DramStore::make_room(const PreparedAppend& prepared, const SelectionParams&
   if (count == 0) return;
   const int32_t hkv = n_kv_heads();
   const int64_t m = size() + count;
-  // Room for what commit_append adds. S grows by at most the entries admitted (all new ones) or to
-  // min_keep, and padding takes every head of a task to the longest of them.
+  // Room for what commit_append adds. S grows by at most the entries it judges (the new ones, and
+  // those that joined unselected before) or to min_keep, and padding takes every head of a task
+  // to the longest of them.
+  const int64_t judged = m - unjudged_from();
   std::vector<int64_t> rows(static_cast<std::size_t>(hkv));
   for (int32_t h = 0; h < hkv; ++h) {
-    rows[h] = std::min(m, std::max(stores_[h].context.size() + count, std::min<int64_t>(sel.min_keep, m)));
+    rows[h] = std::min(m, std::max(stores_[h].context.size() + judged, std::min<int64_t>(sel.min_keep, m)));
   }
   const auto per_task = static_cast<std::size_t>(std::max(sel.heads_per_task, 1));
   for (std::size_t first = 0; first < rows.size(); first += per_task) {
@@ -309,8 +311,8 @@ void DramStore::commit_append(PreparedAppend&& prepared, const float* maw, uint3
   marks.reserve(static_cast<std::size_t>(hkv));
   for (const auto& s : stores_) marks.push_back({s.blocks.size(), s.context.indices.size(), s.context_cache.rows()});
   try {
-    commit_unselected(std::move(prepared), maw, n_ref);
-    select_from(stores_, from, sel);
+    append_entries(std::move(prepared), maw, n_ref);
+    select_from(stores_, std::min(from, unjudged_from()), sel);
   } catch (...) {
     for (int32_t h = 0; h < hkv; ++h) {
       auto& s = stores_[h];
@@ -325,9 +327,15 @@ void DramStore::commit_append(PreparedAppend&& prepared, const float* maw, uint3
     }
     throw;
   }
+  unjudged_from_ = -1;
 }
 
 void DramStore::commit_unselected(PreparedAppend&& prepared, const float* maw, uint32_t n_ref) noexcept {
+  if (unjudged_from_ < 0) unjudged_from_ = size();
+  append_entries(std::move(prepared), maw, n_ref);
+}
+
+void DramStore::append_entries(PreparedAppend&& prepared, const float* maw, uint32_t n_ref) noexcept {
   const int64_t count = prepared.count;
   for (int32_t h = 0; h < n_kv_heads(); ++h) {  // within the capacity make_entry_room reserved
     auto& s = stores_[h];
@@ -356,6 +364,7 @@ void DramStore::apply_reevaluation(std::span<const std::vector<float>> a, const 
     std::swap(s.context, next[h].context);
     std::swap(s.context_cache, next[h].context_cache);
   }
+  unjudged_from_ = -1;
 }
 
 void DramStore::select_from(std::vector<HeadStore>& heads, int64_t from, const SelectionParams& sel) {

@@ -165,11 +165,12 @@ class DramStore {
     fill_blocks(prepared.blocks, 0, pieces);
   }
   /// Appends the prepared entries with their MAW [Hkv, count], all judged against `n_ref`, then
-  /// selects among them. Strong guarantee: on an exception the store is as it was.
+  /// selects among them, and among those that joined unselected since the last selection.
+  /// Strong guarantee: on an exception the store is as it was.
   void commit_append(PreparedAppend&& prepared, const float* maw, uint32_t n_ref, const SelectionParams& sel);
   /// commit_append without the selection, after make_entry_room: the entries join the store and S
-  /// stays as it is (a later re-evaluation or top-up may admit them). Cannot fail. For entries that
-  /// must leave the window when their context cache cannot grow: kept, not lost.
+  /// stays as it is until the next commit_append or re-evaluation judges them. Cannot fail. For
+  /// entries that must leave the window when their context cache cannot grow: kept, not lost.
   void commit_unselected(PreparedAppend&& prepared, const float* maw, uint32_t n_ref) noexcept;
   void append(const std::byte* k_rows, const std::byte* v_rows, const float* maw, int64_t count,
               uint32_t n_ref, const SelectionParams& sel) {
@@ -190,6 +191,10 @@ class DramStore {
   /// heads_per_task heads in a task of its own.
   void select_from(std::vector<HeadStore>& heads, int64_t from, const SelectionParams& sel);
   void sync_context_cache(HeadStore& s, int32_t h);
+  /// The entries join the store (within the room make_entry_room made), not judged.
+  void append_entries(PreparedAppend&& prepared, const float* maw, uint32_t n_ref) noexcept;
+  /// The first entry not judged since it joined (commit_unselected), or size() when none.
+  int64_t unjudged_from() const { return unjudged_from_ >= 0 ? unjudged_from_ : size(); }
 
   int32_t block_tokens_;
   std::size_t head_row_bytes_;  // one KV head's row: head_dim × elem_size
@@ -197,6 +202,7 @@ class DramStore {
   std::shared_ptr<StoreMemory> memory_;
   int node_;
   std::vector<HeadStore> stores_;
+  int64_t unjudged_from_ = -1;  // -1: every entry has been judged
 };
 
 /// The host backend's KV of one (layer, sequence): its window ring in host memory and its store.
