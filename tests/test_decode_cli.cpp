@@ -13,8 +13,9 @@ using hgca::test::run;
 
 TEST(HgcaDecode, TinySyntheticRunPrintsItsJson) {
   int status = -1;
-  const std::string text = run(std::string(HGCA_DECODE_EXE) +
-                                   " --backend host --layers 2 --context 192 --chunk 64 --decode-steps 3 --json 2>/dev/null",
+  // A 128-token window under a 192-token prompt: the store holds the rest.
+  const std::string text = run(std::string(HGCA_DECODE_EXE) + " --backend host --layers 2 --window-blocks 2 --context 192"
+                                   " --chunk 64 --decode-steps 3 --json 2>/dev/null",
                                &status);
   ASSERT_EQ(status, 0) << text;
   const auto j = nlohmann::json::parse(text);
@@ -22,6 +23,8 @@ TEST(HgcaDecode, TinySyntheticRunPrintsItsJson) {
   EXPECT_EQ(j.at("tbt_ms").size(), 3u);
   EXPECT_EQ(j.at("prefill_steps"), 3);
   EXPECT_GT(j.at("tokens_per_s").get<double>(), 0.0);
+  EXPECT_GT(j.at("store_memory").at("used_bytes").get<int64_t>(), 0);
+  EXPECT_GE(j.at("decode_sync_growths").get<int64_t>(), 0);
 }
 
 TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {

@@ -50,12 +50,16 @@ the text.
 
 It reports decode tokens/s, time between tokens (p50, p99, per decode step of the batch), the
 share of it the runtime's streams spent moving KV out of the window (synthetic workload), window,
-store and context-set sizes, the selected fraction, the backend and the method's parameters.
+store and context-set sizes, the selected fraction, the DRAM store's memory (chunks held and used,
+and how often an allocation had to take a chunk itself), the backend and the method's parameters.
 --json prints the same as one JSON object on stdout: text, tokens (ids of every position after
 BOS), tokens_per_s, tbt_ms_p50, tbt_ms_p99, tbt_ms (every decode step), enqueue_ms (of each decode
-step, the time until end_step returned; synthetic workload), decode_transfer_ms,
-transfer_share, selected_fraction, alpha, beta, window_blocks, block_tokens and more; with --compare-exact also top1_agreement, kl_mean, ppl_exact, ppl_hybrid
-(--compare-exact needs --model). For the synthetic workload text is "" and tokens is [].)";
+step, the time until end_step returned; synthetic workload), decode_transfer_ms, transfer_share,
+selected_fraction, store_memory (chunks, registered_chunks, reserved_bytes, used_bytes,
+sync_growths, background_growths, released_chunks), decode_sync_growths (synthetic workload),
+alpha, beta, window_blocks, block_tokens and more; with --compare-exact also top1_agreement,
+kl_mean, ppl_exact, ppl_hybrid (--compare-exact needs --model). For the synthetic workload text is
+"" and tokens is [].)";
 
 constexpr const char* kExamples = R"(Examples:
   hgca-decode
@@ -102,6 +106,8 @@ struct Summary {
   std::vector<double> decode_seconds;
   std::vector<double> decode_enqueue_seconds;  // synthetic workload only
   double decode_transfer_seconds = 0.0;  // synthetic workload only
+  std::optional<int64_t> decode_sync_growths;  // synthetic workload only
+  hgca::StoreMemoryStats store_memory;  // every node's, at the end (before the sequences are released)
   std::vector<hgca::LayerStats> layers;
   std::string text;
   std::vector<int32_t> tokens;
@@ -228,6 +234,13 @@ void print_human(const Summary& s) {
                sum.overflow_items, mib(static_cast<double>(sum.overflow_bytes)), sum.overflow_rows,
                1e3 * sum.overflow_predicted_cpu_seconds, 1e3 * sum.overflow_predicted_gpu_seconds);
   }
+  const hgca::StoreMemoryStats& m = s.store_memory;
+  fmt::print("store mem  {} chunks{}, {:.2f} MiB held, {:.2f} MiB used; grown {} times by an allocation itself{}, "
+             "{} ahead of need in the background\n",
+             m.chunks, s.backend == hgca::Backend::kCuda ? fmt::format(" ({} registered)", m.registered_chunks) : "",
+             mib(static_cast<double>(m.reserved_bytes)), mib(static_cast<double>(m.used_bytes)), m.sync_growths,
+             s.decode_sync_growths ? fmt::format(" ({} during decode)", *s.decode_sync_growths) : "",
+             m.background_growths);
   fmt::print("method     {}\n", method_line(o));
   fmt::print("backend    {}{}, threads {}, store writes {}{}\n", hgca::to_string(s.backend),
              s.backend == hgca::Backend::kCuda ? fmt::format(" (handoff {})", hgca::to_string(s.handoff)) : "",
@@ -292,6 +305,15 @@ void print_json(const Summary& s) {
                       {"overflow_predicted_gpu_ms", 1e3 * l.overflow_predicted_gpu_seconds}});
   }
   j["layers"] = std::move(layers);
+  const hgca::StoreMemoryStats& m = s.store_memory;
+  j["store_memory"] = {{"chunks", m.chunks},
+                       {"registered_chunks", m.registered_chunks},
+                       {"reserved_bytes", m.reserved_bytes},
+                       {"used_bytes", m.used_bytes},
+                       {"sync_growths", m.sync_growths},
+                       {"background_growths", m.background_growths},
+                       {"released_chunks", m.released_chunks}};
+  if (s.decode_sync_growths) j["decode_sync_growths"] = *s.decode_sync_growths;
   j["n_layers"] = o.n_layers;
   j["n_q_heads"] = o.n_q_heads;
   j["n_kv_heads"] = o.n_kv_heads;
@@ -369,6 +391,7 @@ int run_model(const Cli& cli) {
   // Re-evaluations still in flight are published first, so the statistics describe the end state.
   status = attention->runtime().synchronize();
   if (status) status = collect_layer_stats(attention->runtime(), &s.layers);
+  if (status) status = hgca::decode::store_memory_total(attention->runtime(), &s.store_memory);
   if (status) status = attention->release_sequence(kSeq);
   if (!status) return fail(status);
   s.options = attention->runtime().options();
@@ -450,6 +473,7 @@ int run_synthetic(const Cli& cli) {
   s.workload = "synthetic";
   status = runtime->synchronize();
   if (status) status = collect_layer_stats(*runtime, &s.layers);
+  if (status) status = hgca::decode::store_memory_total(*runtime, &s.store_memory);
   for (int32_t i = 0; i < cli.synthetic.batch && status; ++i) {
     status = runtime->release_sequence(static_cast<hgca::SeqId>(i));
   }
@@ -464,6 +488,7 @@ int run_synthetic(const Cli& cli) {
   s.decode_seconds = times.decode_seconds;
   s.decode_enqueue_seconds = times.decode_enqueue_seconds;
   s.decode_transfer_seconds = times.decode_transfer_seconds;
+  s.decode_sync_growths = times.decode_sync_growths;
   if (cli.json) {
     print_json(s);
   } else {

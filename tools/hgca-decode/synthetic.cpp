@@ -100,6 +100,26 @@ Status transfer_seconds(const Runtime& runtime, double* out) {
 
 }  // namespace
 
+Status store_memory_total(const Runtime& runtime, StoreMemoryStats* out) {
+  std::vector<StoreMemoryStats> nodes;
+  if (Status s = runtime.store_memory_stats(&nodes); !s) return s;
+  StoreMemoryStats t;
+  t.node = -1;
+  for (const StoreMemoryStats& n : nodes) {
+    t.chunks += n.chunks;
+    t.registered_chunks += n.registered_chunks;
+    t.bound_chunks += n.bound_chunks;
+    t.reserved_bytes += n.reserved_bytes;
+    t.used_bytes += n.used_bytes;
+    t.sync_growths += n.sync_growths;
+    t.background_growths += n.background_growths;
+    t.released_chunks += n.released_chunks;
+    t.registration_failures += n.registration_failures;
+  }
+  *out = t;
+  return Status::ok();
+}
+
 Status run_synthetic(Runtime& runtime, const SyntheticWorkload& w,
                      const std::function<void(int64_t positions)>& on_step, SyntheticTimes* out) {
   const Options& o = runtime.options();
@@ -137,6 +157,7 @@ Status run_synthetic(Runtime& runtime, const SyntheticWorkload& w,
   SyntheticTimes times;
   times.prefill_steps = prefill_steps;
   double transfer_before_decode = 0.0;
+  StoreMemoryStats memory_before_decode;
 
   for (int64_t step = 0; step < total_steps; ++step) {
     const bool prefill = step < prefill_steps;
@@ -191,6 +212,7 @@ Status run_synthetic(Runtime& runtime, const SyntheticWorkload& w,
       times.prefill_seconds += seconds;
       if (step + 1 == prefill_steps) {
         if (Status s = transfer_seconds(runtime, &transfer_before_decode); !s) return s;
+        if (Status s = store_memory_total(runtime, &memory_before_decode); !s) return s;
       }
     } else {
       times.decode_seconds.push_back(seconds);
@@ -201,6 +223,9 @@ Status run_synthetic(Runtime& runtime, const SyntheticWorkload& w,
   }
   if (Status s = transfer_seconds(runtime, &times.decode_transfer_seconds); !s) return s;
   times.decode_transfer_seconds -= transfer_before_decode;
+  StoreMemoryStats memory;
+  if (Status s = store_memory_total(runtime, &memory); !s) return s;
+  times.decode_sync_growths = memory.sync_growths - memory_before_decode.sync_growths;
   *out = std::move(times);
   return Status::ok();
 }

@@ -31,7 +31,13 @@ struct SyntheticTimes {
   std::vector<double> decode_enqueue_seconds;
   /// LayerStats::transfer_seconds summed over the layers, accrued during the decode steps.
   double decode_transfer_seconds = 0.0;
+  /// Store memory chunks that allocations took from the OS themselves during the decode steps
+  /// (StoreMemoryStats::sync_growths): a step that grew the store while it ran.
+  int64_t decode_sync_growths = 0;
 };
+
+/// The runtime's store memory, every NUMA node's summed (node = -1); waits for enqueued work.
+Status store_memory_total(const Runtime& runtime, StoreMemoryStats* out);
 
 /// Runs `workload` through `runtime` (its Options give layers, heads, head dim and dtype) with
 /// sequence ids 0..batch-1, which stay live afterwards so the caller can read layer_stats.
