@@ -382,8 +382,8 @@ Status RuntimeBase::validate_call(int32_t layer, const TensorView& q, const Tens
   };
   for (const Arg& a : args) {
     if (a.shape != a.expected) {
-      return error(kInvalidArgument, "attention: {}.shape = [{}], expected [{}] ([step tokens, {} heads, head_dim])",
-                   a.name, fmt::join(a.shape, ", "), fmt::join(a.expected, ", "),
+      return error(kInvalidArgument, "attention: {}.shape = [{}], expected [{}] ([the step's tokens (total_tokens in "
+                   "the C ABI), {} heads, head_dim])", a.name, fmt::join(a.shape, ", "), fmt::join(a.expected, ", "),
                    a.name[0] == 'k' || a.name[0] == 'v' ? "kv" : "q");
     }
     if (a.dtype != opt_.dtype) {

@@ -478,7 +478,7 @@ TEST(CApi, CallErrors) {
   ASSERT_EQ(hgca_begin_step(r.rt, &id, &two, 1), HGCA_OK) << hgca_last_error();
   std::vector<float> q(3 * 4 * 16, 0.5f), k(3 * 2 * 16, 0.25f), v(3 * 2 * 16, 1.0f), out(3 * 4 * 16, -7.0f);
   expect_error(hgca_attention(r.rt, 0, 3, q.data(), k.data(), v.data(), out.data(), nullptr, nullptr),
-               HGCA_INVALID_ARGUMENT, {"q.shape = [3, 4, 16]", "[2, 4, 16]"});
+               HGCA_INVALID_ARGUMENT, {"q.shape = [3, 4, 16]", "[2, 4, 16]", "total_tokens"});
   expect_error(hgca_attention(r.rt, 0, 0, q.data(), k.data(), v.data(), out.data(), nullptr, nullptr),
                HGCA_INVALID_ARGUMENT, {"q.shape = [0, 4, 16]"});
   EXPECT_EQ(out, std::vector<float>(out.size(), -7.0f));  // nothing written
