@@ -575,8 +575,21 @@ class CudaRuntime final : public RuntimeBase {
       for (int32_t i = 0; i < step.size(); ++i) scatter(i, 0);
       return;
     }
-    // Each sequence in the arena of its node, where its store lives.
-    for_each_by_node(step, 1, scatter);
+    // Each sequence in the arena of its node, where its store lives. Without memory to hand the
+    // work to the pool, the sequences not yet scattered are scattered here: rows never stay behind
+    // (the caller would report that as memory running out, once, and go on without them).
+    std::vector<uint8_t> scattered;
+    try {
+      scattered.assign(static_cast<std::size_t>(step.size()), 0);
+      for_each_by_node(step, 1, [&](int32_t i, int32_t part) {
+        scatter(i, part);
+        scattered[i] = 1;
+      });
+    } catch (const std::bad_alloc&) {
+      for (int32_t i = 0; i < step.size(); ++i) {
+        if (scattered.empty() || !scattered[i]) scatter(i, 0);
+      }
+    }
   }
 
   /// Every item of the call's GPU sparse launch, empty (n = 0: it writes o = 0, lse = -inf), and
