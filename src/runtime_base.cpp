@@ -337,6 +337,21 @@ Status RuntimeBase::store(SeqId id, int32_t layer, const kvmgr::DramStore** out)
   return Status::ok();
 }
 
+void RuntimeBase::report_later(Status s) const {
+  std::lock_guard lock(error_mutex_);
+  if (async_error_.is_ok() ||
+      (async_error_.code() == StatusCode::kOutOfMemory && s.code() != StatusCode::kOutOfMemory)) {
+    async_error_ = std::move(s);
+  }
+}
+
+Status RuntimeBase::deferred_error() const {
+  std::lock_guard lock(error_mutex_);
+  Status s = async_error_;
+  if (s.code() == StatusCode::kOutOfMemory) async_error_ = Status::ok();
+  return s;
+}
+
 Status RuntimeBase::check_layer(const char* what, int32_t layer) const {
   if (layer < 0 || layer >= opt_.n_layers) {
     return error(StatusCode::kInvalidArgument, "{}: layer = {}, expected in [0, {})", what, layer, opt_.n_layers);

@@ -8,6 +8,7 @@
 #include <oneapi/tbb/task_group.h>
 
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <unordered_map>
@@ -89,14 +90,24 @@ class RuntimeBase : public Runtime {
   /// The store blocks `seq`'s call at `layer` will take for n_new new tokens at the step boundary,
   /// allocated (empty when it needs none). Throws StoreMemoryExhausted.
   virtual kvmgr::DramStore::PreparedAppend step_blocks(const SequenceState& seq, int32_t layer, int32_t n_new) const = 0;
-  /// Waits until everything enqueued has run (the state the query functions read is then final).
-  virtual Status drain() const { return Status::ok(); }
+  /// Waits until everything enqueued has run (the state the query functions read is then final),
+  /// then gives deferred_error().
+  virtual Status drain() const { return deferred_error(); }
   /// The backend's own fields of LayerStats (transfer_seconds, overflow_*), filled after drain().
   virtual void backend_stats(int32_t /*layer*/, LayerStats* /*st*/) const {}
 
   /// Creates the store memory on the NUMA nodes of `machine` (the pool's), with the options' chunk size and limit
   /// and a backend's chunk registration (none: the host backend). Part of creating a backend.
   Status init_store_memory(const Machine& machine, kvmgr::ChunkRegistration registration);
+
+  /// An error met by a call's host side after the call returned, for the next call that waits for
+  /// that side. The first is kept, but one that stays replaces one reported only once.
+  void report_later(Status s) const;
+  /// That error. Memory running out is reported once (then cleared): the stores are as they were
+  /// left (entries that could not be selected are kept unselected), and the caller must be able to
+  /// go on, or release sequences to make room. Any other error stays: what follows it cannot be
+  /// trusted.
+  Status deferred_error() const;
 
   /// Maps exceptions from allocation to a Status; nothing inside the runtime throws otherwise.
   template <typename F>
@@ -181,6 +192,9 @@ class RuntimeBase : public Runtime {
   std::shared_ptr<const StepBatch> step_;
   std::vector<uint8_t> layer_done_;
   std::vector<int64_t> reevaluations_;
+
+  mutable std::mutex error_mutex_;
+  mutable Status async_error_;  // report_later's, guarded by error_mutex_
 };
 
 }  // namespace hgca

@@ -660,16 +660,6 @@ class CudaRuntime final : public RuntimeBase {
     t.gpu_s = plan.gpu_s;
   }
 
-  /// An error a host function met; reported by the next call (the one that enqueued it returned).
-  /// Memory running out there is reported once: the stores are as they were left (a scatter keeps
-  /// the entries it could not select), and the caller must be able to go on, or release sequences
-  /// to make room. Any other error stays: what follows it cannot be trusted.
-  Status deferred_error() const {
-    std::lock_guard lock(error_mutex_);
-    Status s = async_error_;
-    if (s.code() == StatusCode::kOutOfMemory) async_error_ = Status::ok();
-    return s;
-  }
   /// Runs `f`, a part of a call's host side, keeping its error for the next call to report.
   /// `fatal`: a failure leaves the call's output wrong, so it stays (kInternal), even memory
   /// running out.
@@ -684,12 +674,7 @@ class CudaRuntime final : public RuntimeBase {
       s = Status(StatusCode::kInternal, s.message() + "; that call's output is wrong, and the runtime cannot go "
                                                       "on (destroy it and create another)");
     }
-    std::lock_guard lock(error_mutex_);
-    // The first error is kept, but one that stays replaces one that would be reported only once.
-    if (async_error_.is_ok() ||
-        (async_error_.code() == StatusCode::kOutOfMemory && s.code() != StatusCode::kOutOfMemory)) {
-      async_error_ = Status(s.code(), fmt::format("{} failed: {}", what, s.message()));
-    }
+    report_later(Status(s.code(), fmt::format("{} failed: {}", what, s.message())));
   }
 
   std::byte* ring_ptr(int kv, int32_t layer, int32_t ring) const {
@@ -1111,8 +1096,6 @@ class CudaRuntime final : public RuntimeBase {
   std::vector<OverflowTally> overflow_tally_;
   mutable std::mutex tally_mutex_;
 
-  mutable std::mutex error_mutex_;
-  mutable Status async_error_;
   /// What every call reports once a call failed partway (abandon()).
   Status abandoned_{StatusCode::kInternal,
                     "an attention call failed after part of it was enqueued on the streams; the runtime cannot go on "

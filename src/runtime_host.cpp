@@ -86,15 +86,13 @@ class HostRuntime final : public RuntimeBase {
     const kvmgr::SequenceKv& kv = static_cast<const HostSequence&>(seq).layers[layer];
     return kv.dram().allocate_append(kv.evict_count(n_new));
   }
-  /// Memory that ran out where a call went on without it (selection, a re-evaluation's publishing)
-  /// is reported once, by the next call that drains, as the CUDA backend reports its host side's.
-  Status drain() const override { return std::exchange(out_of_memory_, Status::ok()); }
-  void report_later(const char* what, int32_t layer, const char* why) noexcept {
-    if (!out_of_memory_.is_ok()) return;
+  /// Memory that ran out where a call went on without it (selection, a re-evaluation's publishing),
+  /// for the next call that drains (report_later).
+  void out_of_memory_later(const char* what, int32_t layer, const char* why) noexcept {
     try {
-      out_of_memory_ = error(StatusCode::kOutOfMemory, "attention: layer {}: {}: {}", layer, what, why);
+      report_later(error(StatusCode::kOutOfMemory, "attention: layer {}: {}: {}", layer, what, why));
     } catch (...) {  // no memory for the message: the code alone
-      out_of_memory_ = Status(StatusCode::kOutOfMemory, {});
+      report_later(Status(StatusCode::kOutOfMemory, {}));
     }
   }
   static kvmgr::SequenceKv& kv(SequenceState* seq, int32_t layer) {
@@ -108,7 +106,7 @@ class HostRuntime final : public RuntimeBase {
     try {
       publish(step, layer);
     } catch (const std::bad_alloc& e) {  // StoreMemoryExhausted included
-      report_later("a re-evaluation was dropped, its context sets kept", layer, e.what());
+      out_of_memory_later("a re-evaluation was dropped, its context sets kept", layer, e.what());
     }
 
     // Partial states of the two sides, fp32: the window's (dense) and the context sets' (sparse).
@@ -214,18 +212,16 @@ class HostRuntime final : public RuntimeBase {
     layer_done_[layer] = 1;
     for (int32_t i = 0; i < step.size(); ++i) {
       if (!unselected[i].empty()) {
-        report_later("the evicted entries joined the store unselected", layer, unselected[i].c_str());
+        out_of_memory_later("the evicted entries joined the store unselected", layer, unselected[i].c_str());
         break;
       }
     }
     try {
       start_reevaluations(step, layer, jobs);
     } catch (const std::bad_alloc& e) {  // StoreMemoryExhausted included
-      report_later("a re-evaluation was dropped, its context sets kept", layer, e.what());
+      out_of_memory_later("a re-evaluation was dropped, its context sets kept", layer, e.what());
     }
   }
-
-  mutable Status out_of_memory_;
 };
 
 }  // namespace
