@@ -27,6 +27,7 @@
 #include "model/hgca_attention.hpp"
 #include "model/model.hpp"
 #include "model/tokenizer.hpp"
+#include "common/memory.hpp"
 #include "common/progress.hpp"
 #include "devmem/devmem.hpp"
 #include "synthetic.hpp"
@@ -422,8 +423,7 @@ int run_model(const Cli& cli) {
 /// fit are refused up front, naming the flags, rather than failing or swapping part-way through.
 Status check_synthetic_fits(const Cli& cli, const hgca::Options& o) {
   const hgca::decode::SyntheticWorkload& w = cli.synthetic;
-  const double gib = 1024.0 * 1024.0 * 1024.0;
-  const double ram = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE)) / gib;
+  const double gib = hgca::tools::kGiB, ram = hgca::tools::physical_memory_gib();
   const auto elem = static_cast<double>(hgca::dtype_size(o.dtype));
   // A prefill step's q, k, v per layer in the dtype, made in fp32 one layer at a time, and out.
   const double tokens = static_cast<double>(std::min(w.chunk, w.context)) * w.batch;

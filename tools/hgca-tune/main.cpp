@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bandwidth.hpp"
+#include "common/memory.hpp"
 #include "common/progress.hpp"
 #include "config_json.hpp"
 #include "cpu/pool.hpp"
@@ -143,8 +144,7 @@ int run(Cli& cli) {
   cli.shape.dtype = *dtype;
   {
     // The workload holds at least two layers' selected K+V, and each sequence's queries and outputs.
-    const double gib = 1024.0 * 1024.0 * 1024.0;
-    const double ram = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE)) / gib;
+    const double gib = hgca::tools::kGiB, ram = hgca::tools::physical_memory_gib();
     const double need = (2.0 * static_cast<double>(hgca::tune::SparseWorkload::layer_bytes_estimate(cli.shape)) +
                          static_cast<double>(cli.shape.batch) * cli.shape.q_heads * cli.shape.head_dim * 12.0) / gib;
     if (need > ram) {

@@ -1,0 +1,15 @@
+// The machine's memory, for the tools' checks that a requested size can fit before a run starts.
+#pragma once
+
+#include <unistd.h>
+
+namespace hgca::tools {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+/// Physical memory of this machine, in GiB.
+inline double physical_memory_gib() {
+  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE)) / kGiB;
+}
+
+}  // namespace hgca::tools
