@@ -3,11 +3,11 @@
 // cudaLaunchHostFunc wakes CUDA's callback thread for each function; on the GPU machine that hand-off
 // took 26–50 µs per function, sometimes ~0.4 ms or more, and an attention call has two in series on a
 // decode step's critical path (bench/results/gpu-runtime/decode-spikes/). In kPoll mode a call is
-// three stream memory operations on a slot in mapped pinned memory (write req = 1; wait until
-// done == 1; write done = 0), and a thread of HostCalls, spinning while work is near, sees req,
-// runs the function and sets done. Both are capturable, so a captured call runs its function at
-// every launch of the graph. kCallback is cudaLaunchHostFunc itself (the fallback where the driver
-// lacks stream memory operations, and the peer the benchmarks compare against).
+// one batch of three stream memory operations on a slot in mapped pinned memory (write req = 1;
+// wait until done == 1; write done = 0), and a thread of HostCalls, spinning while work is near,
+// sees req, runs the function and sets done. Both are capturable, so a captured call runs its
+// function at every launch of the graph. kCallback is cudaLaunchHostFunc itself (the fallback where
+// the driver lacks stream memory operations, and the peer the benchmarks compare against).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -75,8 +75,7 @@ class HostCalls {
   Slot* slots_ = nullptr;             // host address
   unsigned long long slots_dev_ = 0;  // the same memory's device address
   uint32_t capacity_ = 0;
-  void* write_value_ = nullptr;  // cuStreamWriteValue32, cuStreamWaitValue32 (driver entry points)
-  void* wait_value_ = nullptr;
+  void* batch_mem_op_ = nullptr;  // cuStreamBatchMemOp (a driver entry point)
 
   std::mutex mutex_;  // entries_, free_, active_, version_
   std::condition_variable wake_;
