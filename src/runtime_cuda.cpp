@@ -7,9 +7,10 @@
 //   S: window attention (o, lse, MAW)     pending, finished re-evaluations published: the context
 //      → [evicted MAW to staging]         sets are final; the overflow policy picks the items the
 //   S: [wait plan_ready → GPU sparse      GPU attends and writes them to mapped memory) → record
-//      attention of the moved items →     plan_ready → copy q to pinned → host fn: the CPU's sparse
-//      merge into the window's state]     attention of the other items into mapped o_c, lse_c →
-//   S: wait cpu_done → merge into out     record cpu_done
+//      attention of the moved items]      plan_ready → copy q to pinned → host fn: the CPU's sparse
+//   S: wait cpu_done → merge the window,  attention of the other items into mapped o_c, lse_c →
+//      the CPU [and the GPU's sparse      record cpu_done
+//      part] into out (one launch)
 //      → insert the new tokens into the  D: wait fork → copy the new k, v rows to staging
 //        ring → wait staged → [host fn:     (FlashD2H) → record staged
 //        start the scatter of the evicted entries into the store on the CPU pool; deterministic
@@ -69,6 +70,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -880,9 +882,7 @@ class CudaRuntime final : public RuntimeBase {
       }
     }
 
-    // S: the GPU's sparse part once the plan has written its items, merged into the window's
-    // state (its output in place: each element is read before its thread writes it).
-    const float* lse_window = lse_gpu_.as<float>();
+    // S: the GPU's sparse part once the plan has written its items.
     if (overflow_on_) {
       HGCA_CUDA_TRY(cudaStreamWaitEvent(stream, plan_ready_, 0));
       gpu::SparseAttentionParams sp;
@@ -896,16 +896,15 @@ class CudaRuntime final : public RuntimeBase {
       sp.workspace = sparse_ws_.get();
       sp.workspace_bytes = sparse_ws_.capacity();
       HGCA_CUDA_TRY(gpu::launch_sparse_attention(sp, stream));
-      HGCA_CUDA_TRY(merge::launch_merge_states(o_gpu_.as<float>(), lse_gpu_.as<float>(), o_sparse_.as<float>(),
-                                               lse_sparse_.as<float>(), static_cast<int64_t>(rows), d, DType::kFloat32,
-                                               o_gpu_.get(), lse_window_sparse_.as<float>(), stream));
-      lse_window = lse_window_sparse_.as<float>();
     }
 
-    // S: the merge waits for the CPU through the stream.
+    // S: the merge of the window's state, the CPU's (the stream waits for it) and the GPU's sparse
+    // part's, in one launch.
     HGCA_CUDA_TRY(cudaStreamWaitEvent(stream, cpu_done_, 0));
-    HGCA_CUDA_TRY(merge::launch_merge_states(o_gpu_.as<float>(), lse_window, o_cpu_.as<float>(),
-                                             lse_cpu_.as<float>(), static_cast<int64_t>(rows), d,
+    const merge::MergeSide sides[3] = {{o_gpu_.as<float>(), lse_gpu_.as<float>()},
+                                       {o_cpu_.as<float>(), lse_cpu_.as<float>()},
+                                       {o_sparse_.as<float>(), lse_sparse_.as<float>()}};
+    HGCA_CUDA_TRY(merge::launch_merge_states(std::span(sides, overflow_on_ ? 3 : 2), static_cast<int64_t>(rows), d,
                                              opt_.dtype, out, lse_out, stream));
 
     // S: insertion. The call ends once its new rows are staged (the caller may then reuse k, v, and
@@ -1026,7 +1025,6 @@ class CudaRuntime final : public RuntimeBase {
       needs.insert(needs.end(), {{&sparse_items_, static_cast<std::size_t>(items) * sizeof(gpu::SparseAttentionItem)},
                                  {&o_sparse_, rows * d * sizeof(float)},
                                  {&lse_sparse_, rows * sizeof(float)},
-                                 {&lse_window_sparse_, rows * sizeof(float)},
                                  {&sparse_ws_, sparse_workspace}});
     }
     bool grow = false;
@@ -1082,12 +1080,12 @@ class CudaRuntime final : public RuntimeBase {
   mutable TransferClock transfer_clock_;
 
   // The overflow policy: the GPU's items (mapped: the plan writes them, the kernel reads them),
-  // its partial state, the window's state merged with it, and its key splits' workspace.
+  // its partial state and its key splits' workspace.
   const OverflowRates rates_;
   const bool overflow_on_;
   Buffer sparse_items_{Buffer::Kind::kMapped};
   Buffer o_sparse_{Buffer::Kind::kDevice}, lse_sparse_{Buffer::Kind::kDevice};
-  Buffer lse_window_sparse_{Buffer::Kind::kDevice}, sparse_ws_{Buffer::Kind::kDevice};
+  Buffer sparse_ws_{Buffer::Kind::kDevice};
   /// Per layer, what the policy decided (LayerStats::overflow_*), written by the plans.
   struct OverflowTally {
     int64_t calls = 0, items = 0, bytes = 0, rows = 0;

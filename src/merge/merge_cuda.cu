@@ -1,6 +1,6 @@
 // The zero-copy LSE merge kernel: one thread per 4 consecutive elements of a (token, head) row, so
 // any number of heads and rows fits (no one-block-per-token limit), and the CPU's side streams
-// over PCIe as 16-byte reads spread over the whole grid.
+// over PCIe as 16-byte reads spread over the whole grid. Two or three sides in one launch.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -35,35 +35,75 @@ __device__ inline void store4<__nv_bfloat16>(__nv_bfloat16* out, float4 v) {
   *reinterpret_cast<uint2*>(out) = bits;
 }
 
-template <typename T>
-__global__ void merge_kernel(const float4* o_a, const float* lse_a, const float4* o_b,
-                             const float* lse_b, int64_t rows, int32_t quads, T* out, float* lse_out) {
+/// The sides of one merge, by value in the kernel's parameters.
+template <int N>
+struct Sides {
+  const float4* o[N];
+  const float* lse[N];
+};
+
+template <typename T, int N>
+__global__ void merge_kernel(Sides<N> sides, int64_t rows, int32_t quads, T* out, float* lse_out) {
   const int64_t total = rows * quads;
   for (int64_t x = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; x < total;
        x += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t r = x / quads;
-    const float la = lse_a[r], lb = lse_b[r];
-    const float m = fmaxf(la, lb);
+    float l[N];
+    float m = -INFINITY;
+    for (int i = 0; i < N; ++i) l[i] = sides.lse[i][r], m = fmaxf(m, l[i]);
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     float lse = -INFINITY;
-    if (m != -INFINITY) {  // both empty: 0 and -inf
-      const float wa = expf(la - m), wb = expf(lb - m);  // exp(-inf) = 0: an empty side
-      const float inv = 1.0f / (wa + wb);
-      const float ca = wa * inv, cb = wb * inv;
-      // An empty side's output is 0 by convention; never let 0·garbage reach the result.
-      if (ca != 0.0f) {
-        const float4 a = o_a[x];
-        v.x = ca * a.x, v.y = ca * a.y, v.z = ca * a.z, v.w = ca * a.w;
+    if (m != -INFINITY) {  // every side empty: 0 and -inf
+      float w[N], sum = 0.0f;
+      for (int i = 0; i < N; ++i) w[i] = expf(l[i] - m), sum += w[i];  // exp(-inf) = 0: an empty side
+      const float inv = 1.0f / sum;
+      for (int i = 0; i < N; ++i) {
+        // An empty side's output is 0 by convention; never let 0·garbage reach the result.
+        if (const float c = w[i] * inv; c != 0.0f) {
+          const float4 a = sides.o[i][x];
+          v.x += c * a.x, v.y += c * a.y, v.z += c * a.z, v.w += c * a.w;
+        }
       }
-      if (cb != 0.0f) {
-        const float4 b = o_b[x];
-        v.x += cb * b.x, v.y += cb * b.y, v.z += cb * b.z, v.w += cb * b.w;
-      }
-      lse = m + logf(wa + wb);
+      lse = m + logf(sum);
     }
     store4(out + x * 4, v);
     if (lse_out && x % quads == 0) lse_out[r] = lse;
   }
+}
+
+template <int N>
+int launch(const MergeSide* in, int64_t rows, int32_t head_dim, DType dtype, void* out, float* lse_out,
+           cudaStream_t s) {
+  if (rows == 0) return cudaSuccess;
+  if (head_dim % 4 != 0) return cudaErrorInvalidValue;
+  Sides<N> sides;
+  for (int i = 0; i < N; ++i) {
+    sides.o[i] = reinterpret_cast<const float4*>(in[i].o);
+    sides.lse[i] = in[i].lse;
+  }
+  const int32_t quads = head_dim / 4;
+  constexpr int kThreads = 256;
+  const int64_t total = rows * quads;
+  // Enough blocks for every thread to have one quad up to a point, then grid-stride.
+  const auto blocks = static_cast<unsigned>(std::min<int64_t>((total + kThreads - 1) / kThreads, 65535));
+  switch (dtype) {
+    case DType::kFloat32:
+      merge_kernel<<<blocks, kThreads, 0, s>>>(sides, rows, quads, static_cast<float*>(out), lse_out);
+      break;
+    case DType::kFloat16:
+      merge_kernel<<<blocks, kThreads, 0, s>>>(sides, rows, quads, static_cast<__half*>(out), lse_out);
+      break;
+    case DType::kBFloat16:
+      merge_kernel<<<blocks, kThreads, 0, s>>>(sides, rows, quads, static_cast<__nv_bfloat16*>(out), lse_out);
+      break;
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+int load(cudaFuncAttributes* attr) {
+  const cudaError_t e = cudaFuncGetAttributes(attr, merge_kernel<T, 2>);
+  return e != cudaSuccess ? e : cudaFuncGetAttributes(attr, merge_kernel<T, 3>);
 }
 
 }  // namespace
@@ -71,36 +111,26 @@ __global__ void merge_kernel(const float4* o_a, const float* lse_a, const float4
 int launch_merge_states(const float* o_a, const float* lse_a, const float* o_b, const float* lse_b,
                         int64_t rows, int32_t head_dim, DType dtype, void* out, float* lse_out,
                         void* stream) {
-  if (rows == 0) return cudaSuccess;
-  if (head_dim % 4 != 0) return cudaErrorInvalidValue;
-  const int32_t quads = head_dim / 4;
-  constexpr int kThreads = 256;
-  const int64_t total = rows * quads;
-  // Enough blocks for every thread to have one quad up to a point, then grid-stride.
-  const auto blocks = static_cast<unsigned>(std::min<int64_t>((total + kThreads - 1) / kThreads, 65535));
+  const MergeSide sides[2] = {{o_a, lse_a}, {o_b, lse_b}};
+  return launch<2>(sides, rows, head_dim, dtype, out, lse_out, static_cast<cudaStream_t>(stream));
+}
+
+int launch_merge_states(std::span<const MergeSide> sides, int64_t rows, int32_t head_dim, DType dtype, void* out,
+                        float* lse_out, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
-  const auto* a = reinterpret_cast<const float4*>(o_a);
-  const auto* b = reinterpret_cast<const float4*>(o_b);
-  switch (dtype) {
-    case DType::kFloat32:
-      merge_kernel<<<blocks, kThreads, 0, s>>>(a, lse_a, b, lse_b, rows, quads, static_cast<float*>(out), lse_out);
-      break;
-    case DType::kFloat16:
-      merge_kernel<<<blocks, kThreads, 0, s>>>(a, lse_a, b, lse_b, rows, quads, static_cast<__half*>(out), lse_out);
-      break;
-    case DType::kBFloat16:
-      merge_kernel<<<blocks, kThreads, 0, s>>>(a, lse_a, b, lse_b, rows, quads, static_cast<__nv_bfloat16*>(out), lse_out);
-      break;
+  switch (sides.size()) {
+    case 2: return launch<2>(sides.data(), rows, head_dim, dtype, out, lse_out, s);
+    case 3: return launch<3>(sides.data(), rows, head_dim, dtype, out, lse_out, s);
+    default: return cudaErrorInvalidValue;
   }
-  return cudaGetLastError();
 }
 
 int load_merge_kernel(DType dtype) {
   cudaFuncAttributes attr{};
   switch (dtype) {
-    case DType::kFloat32: return cudaFuncGetAttributes(&attr, merge_kernel<float>);
-    case DType::kFloat16: return cudaFuncGetAttributes(&attr, merge_kernel<__half>);
-    case DType::kBFloat16: return cudaFuncGetAttributes(&attr, merge_kernel<__nv_bfloat16>);
+    case DType::kFloat32: return load<float>(&attr);
+    case DType::kFloat16: return load<__half>(&attr);
+    case DType::kBFloat16: return load<__nv_bfloat16>(&attr);
   }
   return cudaErrorInvalidValue;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "hgca/hgca.hpp"
 
@@ -19,8 +20,20 @@ int launch_merge_states(const float* o_a, const float* lse_a, const float* o_b, 
                         int64_t rows, int32_t head_dim, DType dtype, void* out, float* lse_out,
                         void* stream);
 
-/// Loads the merge kernel writing `dtype`, so that no later launch (one inside a stream capture
-/// included) loads a module. Returns the CUDA error.
+/// One side of a merge: fp32 o [rows, head_dim] and its natural-log LSE [rows].
+struct MergeSide {
+  const float* o;
+  const float* lse;
+};
+
+/// As above for 2 or 3 sides (any other count: cudaErrorInvalidValue), in one launch: out =
+/// Σ e^{lse_i} o_i / Σ e^{lse_i}, empty sides passing the others through. A call whose CPU side and
+/// GPU sparse side both merge into the window's state takes one launch instead of two.
+int launch_merge_states(std::span<const MergeSide> sides, int64_t rows, int32_t head_dim, DType dtype, void* out,
+                        float* lse_out, void* stream);
+
+/// Loads the merge kernels (2 and 3 sides) writing `dtype`, so that no later launch (one inside a
+/// stream capture included) loads a module. Returns the CUDA error.
 int load_merge_kernel(DType dtype);
 
 }  // namespace hgca::merge

@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <random>
+#include <span>
 
 #include "cpu/pool.hpp"
 #include "devmem/devmem.hpp"
@@ -606,6 +608,7 @@ struct MergeCase {
   DType dtype;
   int32_t head_dim;
   int64_t rows;
+  int sides = 2;  // 3: the window, the CPU and the GPU's sparse part in one launch
 };
 
 class MergeKernel : public ::testing::TestWithParam<MergeCase> {};
@@ -613,54 +616,71 @@ class MergeKernel : public ::testing::TestWithParam<MergeCase> {};
 TEST_P(MergeKernel, MatchesTheReferenceReadingTheCpuSideFromMappedMemory) {
   const MergeCase c = GetParam();
   const int64_t n = c.rows * c.head_dim;
+  const auto sides = static_cast<std::size_t>(c.sides);
   std::mt19937_64 rng(c.rows);
-  const auto oa = ref::normal(rng, n), ob = ref::normal(rng, n);
-  std::vector<float> la(c.rows), lb(c.rows);
+  std::vector<std::vector<double>> o;
+  for (std::size_t i = 0; i < sides; ++i) o.push_back(ref::normal(rng, n));
+  std::vector<std::vector<float>> l(sides, std::vector<float>(c.rows));
   std::uniform_real_distribution<double> u(-30.0, 30.0);
   constexpr float kInf = std::numeric_limits<float>::infinity();
   for (int64_t r = 0; r < c.rows; ++r) {
-    la[r] = static_cast<float>(u(rng));
-    lb[r] = static_cast<float>(u(rng));
-    switch (r % 7) {  // empty sides, both empty, far apart, equal
-      case 1: la[r] = -kInf; break;
-      case 2: lb[r] = -kInf; break;
-      case 3: la[r] = lb[r] = -kInf; break;
-      case 4: lb[r] = la[r] + 100.0f; break;
-      case 5: lb[r] = la[r]; break;
+    for (auto& side : l) side[r] = static_cast<float>(u(rng));
+    switch (r % 7) {  // empty sides, all empty, far apart, equal
+      case 1: l[0][r] = -kInf; break;
+      case 2: l[1][r] = -kInf; break;
+      case 3: for (auto& side : l) side[r] = -kInf; break;
+      case 4: l[1][r] = l[0][r] + 100.0f; break;
+      case 5: for (auto& side : l) side[r] = l[0][r]; break;
+      case 6:  // the window's side far below the CPU's; with 3 sides, the GPU's sparse side empty
+        l[0][r] = l[1][r] - 90.0f;
+        if (sides == 3) l[2][r] = -kInf;
+        break;
       default: break;
     }
   }
-  std::vector<float> oa32(oa.begin(), oa.end()), ob32(ob.begin(), ob.end());
+  std::vector<std::vector<float>> o32, o_in;
+  for (const auto& side : o) o32.emplace_back(side.begin(), side.end());
   // What the kernel gets: an empty side's rows are NaN (garbage that must not reach the result). The
   // reference gets the finite values, which it weighs by 0.
-  std::vector<float> oa_in = oa32, ob_in = ob32;
-  for (int64_t r = 0; r < c.rows; ++r) {
-    for (int32_t i = 0; i < c.head_dim; ++i) {
-      if (la[r] == -kInf) oa_in[r * c.head_dim + i] = std::numeric_limits<float>::quiet_NaN();
-      if (lb[r] == -kInf) ob_in[r * c.head_dim + i] = std::numeric_limits<float>::quiet_NaN();
+  o_in = o32;
+  for (std::size_t s = 0; s < sides; ++s) {
+    for (int64_t r = 0; r < c.rows; ++r) {
+      if (l[s][r] != -kInf) continue;
+      std::fill_n(o_in[s].begin() + r * c.head_dim, c.head_dim, std::numeric_limits<float>::quiet_NaN());
     }
   }
-  // The window's side in device memory, the CPU's in mapped pinned host memory (zero copy).
+  // Side 1 (the CPU's) in mapped pinned host memory (zero copy), the others in device memory.
   devmem::Stream stream;
   ASSERT_TRUE(devmem::Stream::create(&stream).is_ok());
-  devmem::DeviceBuffer doa, dla, dout, dlse;
-  ASSERT_TRUE(doa.reserve(n * sizeof(float)).is_ok());
-  ASSERT_TRUE(dla.reserve(c.rows * sizeof(float)).is_ok());
-  const std::size_t out_bytes = static_cast<std::size_t>(n) * dtype_size(c.dtype);
-  ASSERT_TRUE(dout.reserve(out_bytes).is_ok());
-  ASSERT_TRUE(dlse.reserve(c.rows * sizeof(float)).is_ok());
-  ASSERT_TRUE(doa.upload(oa_in.data(), n * sizeof(float), stream).is_ok());
-  ASSERT_TRUE(dla.upload(la.data(), c.rows * sizeof(float), stream).is_ok());
-  ASSERT_TRUE(dout.fill(0x7F, out_bytes, stream).is_ok());
+  std::deque<devmem::DeviceBuffer> dev_o(sides), dev_l(sides);
   float *mob = nullptr, *mlb = nullptr;
   CUDA_OK(cudaHostAlloc(&mob, n * sizeof(float), cudaHostAllocMapped));
   CUDA_OK(cudaHostAlloc(&mlb, c.rows * sizeof(float), cudaHostAllocMapped));
-  std::copy(ob_in.begin(), ob_in.end(), mob);
-  std::copy(lb.begin(), lb.end(), mlb);
-  ASSERT_EQ(merge::launch_merge_states(static_cast<float*>(doa.get()), static_cast<float*>(dla.get()), mob, mlb,
-                                       c.rows, c.head_dim, c.dtype, dout.get(), static_cast<float*>(dlse.get()),
-                                       stream.get()),
-            0);
+  std::copy(o_in[1].begin(), o_in[1].end(), mob);
+  std::copy(l[1].begin(), l[1].end(), mlb);
+  std::vector<merge::MergeSide> in;
+  for (std::size_t s = 0; s < sides; ++s) {
+    if (s == 1) {
+      in.push_back({mob, mlb});
+      continue;
+    }
+    ASSERT_TRUE(dev_o[s].reserve(n * sizeof(float)).is_ok());
+    ASSERT_TRUE(dev_l[s].reserve(c.rows * sizeof(float)).is_ok());
+    ASSERT_TRUE(dev_o[s].upload(o_in[s].data(), n * sizeof(float), stream).is_ok());
+    ASSERT_TRUE(dev_l[s].upload(l[s].data(), c.rows * sizeof(float), stream).is_ok());
+    in.push_back({static_cast<float*>(dev_o[s].get()), static_cast<float*>(dev_l[s].get())});
+  }
+  devmem::DeviceBuffer dout, dlse;
+  const std::size_t out_bytes = static_cast<std::size_t>(n) * dtype_size(c.dtype);
+  ASSERT_TRUE(dout.reserve(out_bytes).is_ok());
+  ASSERT_TRUE(dlse.reserve(c.rows * sizeof(float)).is_ok());
+  ASSERT_TRUE(dout.fill(0x7F, out_bytes, stream).is_ok());
+  const int launched = sides == 2 ? merge::launch_merge_states(in[0].o, in[0].lse, in[1].o, in[1].lse, c.rows,
+                                                                c.head_dim, c.dtype, dout.get(),
+                                                                static_cast<float*>(dlse.get()), stream.get())
+                                  : merge::launch_merge_states(in, c.rows, c.head_dim, c.dtype, dout.get(),
+                                                               static_cast<float*>(dlse.get()), stream.get());
+  ASSERT_EQ(launched, 0);
   std::vector<std::byte> out(out_bytes);
   std::vector<float> lse(c.rows);
   ASSERT_TRUE(dout.download(out.data(), out_bytes, stream).is_ok());
@@ -672,11 +692,19 @@ TEST_P(MergeKernel, MatchesTheReferenceReadingTheCpuSideFromMappedMemory) {
   const std::vector<double> got = ref::decode(out, c.dtype);
   const double tol = c.dtype == DType::kFloat32 ? 1e-6 : c.dtype == DType::kFloat16 ? 1e-3 : 8e-3;
   for (int64_t r = 0; r < c.rows; ++r) {
-    std::vector<double> want;
-    double want_lse = 0;
-    ref::merge(std::vector<double>(oa32.begin() + r * c.head_dim, oa32.begin() + (r + 1) * c.head_dim), la[r],
-               std::vector<double>(ob32.begin() + r * c.head_dim, ob32.begin() + (r + 1) * c.head_dim), lb[r], want,
-               want_lse);
+    auto row = [&](std::size_t s) {
+      return std::vector<double>(o32[s].begin() + r * c.head_dim, o32[s].begin() + (r + 1) * c.head_dim);
+    };
+    // Side by side in fp64: merging is associative there, well past the tolerances.
+    std::vector<double> want = row(0);
+    double want_lse = l[0][r];
+    for (std::size_t s = 1; s < sides; ++s) {
+      std::vector<double> merged;
+      double merged_lse = 0;
+      ref::merge(want, want_lse, row(s), l[s][r], merged, merged_lse);
+      want = std::move(merged);
+      want_lse = merged_lse;
+    }
     for (int32_t i = 0; i < c.head_dim; ++i) {
       const double g = got[r * c.head_dim + i];
       ASSERT_FALSE(std::isnan(g)) << "row " << r;
@@ -690,15 +718,25 @@ TEST_P(MergeKernel, MatchesTheReferenceReadingTheCpuSideFromMappedMemory) {
   }
 }
 
+TEST(MergeKernel, RefusesOneOrFourSides) {
+  const merge::MergeSide sides[4] = {};
+  for (const std::size_t count : {std::size_t{1}, std::size_t{4}}) {
+    EXPECT_EQ(merge::launch_merge_states(std::span(sides, count), 1, 8, DType::kFloat32, nullptr, nullptr, nullptr),
+              static_cast<int>(cudaErrorInvalidValue));
+  }
+}
+
 // 32 × 32 rows of 128 (the benchmark's shape), head dims 8 and 256, and 70 000 rows: far more rows
 // than one block per token could hold.
 INSTANTIATE_TEST_SUITE_P(Shapes, MergeKernel,
                          ::testing::Values(MergeCase{DType::kFloat32, 128, 1024}, MergeCase{DType::kBFloat16, 128, 1024},
                                            MergeCase{DType::kFloat16, 8, 333}, MergeCase{DType::kBFloat16, 256, 77},
-                                           MergeCase{DType::kFloat32, 64, 70000}),
+                                           MergeCase{DType::kFloat32, 64, 70000}, MergeCase{DType::kFloat32, 128, 1024, 3},
+                                           MergeCase{DType::kBFloat16, 128, 1024, 3}, MergeCase{DType::kFloat16, 8, 333, 3},
+                                           MergeCase{DType::kFloat32, 64, 70000, 3}),
                          [](const auto& p) {
                            return std::string(to_string(p.param.dtype)) + "_d" + std::to_string(p.param.head_dim) +
-                                  "_rows" + std::to_string(p.param.rows);
+                                  "_rows" + std::to_string(p.param.rows) + "_sides" + std::to_string(p.param.sides);
                          });
 
 }  // namespace
