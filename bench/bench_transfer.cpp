@@ -2,9 +2,10 @@
 //
 // H2D: blocks (4, 16, 64 KB) scattered at random in a 1 GiB pinned pool (far larger than the CPU's
 // L3 and the GPU's L2), gathered into device memory: FlashH2D on 2, 4 and 8 SMs, one
-// cudaMemcpyAsync per block, cudaMemcpyBatchAsync. CUDA events; GB/s of the median iteration.
-// "_thp": the pool on transparent huge pages, registered with cudaHostRegister (what the store's
-// pinned chunks could be), to see whether translating scattered 4 KB pages costs the GPU.
+// cudaMemcpyAsync per block, cudaMemcpyBatchAsync; and the link's ceiling, the same 256 MB in one
+// contiguous cudaMemcpyAsync. CUDA events; GB/s of the median iteration. "_thp": the pool on
+// transparent huge pages, registered with cudaHostRegister (what the store's pinned chunks could
+// be), to see whether translating scattered 4 KB pages costs the GPU.
 // D2H: every step, 32 sequences each evict one block per KV head (Hkv 8, D 128, bf16; K and V),
 // 256 MB in all (the store rows' `laps` 4: 1 GB, the same device rows moved four times). FlashD2H
 // end to end, wall clock: each step's new rows go to pinned staging in one copy per K and V (2 to
@@ -169,7 +170,9 @@ cudaError_t memcpy_batch(std::vector<void*>& dst, std::vector<const void*>& src,
 
 // --- H2D -------------------------------------------------------------------------------------
 
-enum class H2D { kFlash, kPerBlock, kBatch };
+/// kContiguous: the same bytes in one cudaMemcpyAsync from the start of the pool, what the link
+/// carries at best (the ceiling of every scattered method).
+enum class H2D { kFlash, kPerBlock, kBatch, kContiguous };
 
 /// Args: block KB, SMs (FlashH2D only). `kThp`: sources in thp_pool().
 template <H2D kMethod, bool kThp = false>
@@ -215,6 +218,7 @@ void BM_H2D(benchmark::State& state) {
         }
         return cudaSuccess;
       case H2D::kBatch: return memcpy_batch(dsts[d], srcs[d], sizes, s);
+      case H2D::kContiguous: return cudaMemcpyAsync(dst.p, src, kMoveBytes, cudaMemcpyHostToDevice, s);
     }
     return cudaSuccess;
   };
@@ -681,6 +685,8 @@ BENCHMARK(BM_H2D<H2D::kFlash>)->Name("BM_H2D/flash")->ArgNames({"block_KB", "SMs
     ->ArgsProduct({{4, 16, 64}, {2, 4, 8}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(12);
 BENCHMARK(BM_H2D<H2D::kBatch>)->Name("BM_H2D/memcpy_batch")->ArgNames({"block_KB", "SMs"})
     ->ArgsProduct({{4, 16, 64}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_H2D<H2D::kContiguous>)->Name("BM_H2D/memcpy_contiguous")->ArgNames({"block_KB", "SMs"})
+    ->Args({16, 0})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_H2D<H2D::kPerBlock>)->Name("BM_H2D/memcpy_per_block")->ArgNames({"block_KB", "SMs"})
     ->ArgsProduct({{4, 16, 64}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(4);
 BENCHMARK(BM_H2D<H2D::kFlash, true>)->Name("BM_H2D/flash_thp")->ArgNames({"block_KB", "SMs"})
