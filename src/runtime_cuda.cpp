@@ -162,6 +162,9 @@ class Buffer {
   std::size_t bytes_ = 0;
 };
 
+/// Stretches of the transfer clock left to wait before an enqueue reads them back (2 events each).
+constexpr std::size_t kTransferStretchesWaiting = 64;
+
 /// Per layer, the seconds that stretches of stream work moving KV out of the window took (CUDA
 /// events around them, read back once they have run), plus time the host measured itself.
 class TransferClock {
@@ -184,8 +187,11 @@ class TransferClock {
     HGCA_CUDA_TRY(cudaEventRecord(open_.start, stream));
     return Status::ok();
   }
-  Status end(cudaStream_t stream) {
+  /// `recorded` (optional) gets the end's event, which other streams may wait for until the next
+  /// enqueue collects it.
+  Status end(cudaStream_t stream, cudaEvent_t* recorded = nullptr) {
     HGCA_CUDA_TRY(cudaEventRecord(open_.end, stream));
+    if (recorded) *recorded = open_.end;
     std::lock_guard lock(mutex_);
     pending_.push_back(std::exchange(open_, {}));
     return Status::ok();
@@ -202,9 +208,11 @@ class TransferClock {
     std::lock_guard lock(mutex_);
     seconds_[layer] += seconds;
   }
-  /// Adds up the stretches that have run and recycles their events.
-  void collect() {
+  /// Adds up the stretches that have run and recycles their events, once more than `waiting`
+  /// stretches wait: each query is a driver call, and a decode call's enqueue is bound by those.
+  void collect(std::size_t waiting = 0) {
     std::lock_guard lock(mutex_);
+    if (pending_.size() <= waiting) return;
     std::erase_if(pending_, [&](const Stretch& s) {
       if (cudaEventQuery(s.end) != cudaSuccess) {
         cudaGetLastError();  // cudaErrorNotReady: still running
@@ -816,12 +824,14 @@ class CudaRuntime final : public RuntimeBase {
     HGCA_CUDA_TRY(cudaEventRecord(fork_, stream));
     HGCA_CUDA_TRY(cudaStreamWaitEvent(d2h_, fork_, 0));
     if (!capturing && !plan_ready_captured_) HGCA_CUDA_TRY(cudaStreamWaitEvent(d2h_, plan_ready_, 0));
+    // Where the clock times the copies, its end event marks them staged (one event record fewer).
+    cudaEvent_t staged_at = staged_;
     if (Status s = timed(layer, d2h_, !capturing, [&]() -> Status {
           HGCA_CUDA_TRY(cudaMemcpyAsync(staging.get(), k, new_bytes, cudaMemcpyDeviceToHost, d2h_));
           HGCA_CUDA_TRY(cudaMemcpyAsync(staging.get() + new_bytes, v, new_bytes, cudaMemcpyDeviceToHost, d2h_));
-          HGCA_CUDA_TRY(cudaEventRecord(staged_, d2h_));
+          if (capturing) HGCA_CUDA_TRY(cudaEventRecord(staged_, d2h_));
           return Status::ok();
-        });
+        }, &staged_at);
         !s) {
       return s;
     }
@@ -911,7 +921,7 @@ class CudaRuntime final : public RuntimeBase {
     // a graph capture joins C back); an eviction's scatter then starts.
     HGCA_CUDA_TRY(gpu::launch_window_insert(cp, stream));
     if (Status s = timed(layer, stream, !capturing && job->evicts, [&]() -> Status {
-          HGCA_CUDA_TRY(cudaStreamWaitEvent(stream, staged_, 0));
+          HGCA_CUDA_TRY(cudaStreamWaitEvent(stream, staged_at, 0));
           if (job->evicts || job->reevaluates_after_merge) {
             return launch_part<&CudaRuntime::commit_part>(stream, *job, capturing);
           }
@@ -936,7 +946,8 @@ class CudaRuntime final : public RuntimeBase {
     }
     if (!job->evicts) unpushed_[layer] = job;
     parity_[layer] ^= 1;
-    if (!capturing) transfer_clock_.collect();  // event queries would invalidate a global-mode capture
+    // Event queries would invalidate a global-mode capture.
+    if (!capturing) transfer_clock_.collect(kTransferStretchesWaiting);
     retire();
     if (capturing) {
       captured_jobs_.push_back(std::move(job));
@@ -973,12 +984,13 @@ class CudaRuntime final : public RuntimeBase {
     }, &job, capturing, /*once=*/true);  // a captured step's graph is launched once
   }
 
-  /// Enqueues `work` on `stream`, between CUDA events that the transfer clock reads when `on`.
+  /// Enqueues `work` on `stream`, between CUDA events that the transfer clock reads when `on`;
+  /// `end` (optional) then gets the end's event.
   template <typename F>
-  Status timed(int32_t layer, cudaStream_t stream, bool on, F&& work) {
+  Status timed(int32_t layer, cudaStream_t stream, bool on, F&& work, cudaEvent_t* end = nullptr) {
     Status s = on ? transfer_clock_.begin(layer, stream) : Status::ok();
     if (s) s = work();
-    if (s && on) s = transfer_clock_.end(stream);
+    if (s && on) s = transfer_clock_.end(stream, end);
     if (!s && on) transfer_clock_.cancel();
     return s;
   }
