@@ -465,7 +465,7 @@ std::vector<std::shared_ptr<kvmgr::Reevaluation>> RuntimeBase::snapshot_reevalua
     if (batch.n_new[i] >= opt_.reeval_min_tokens && store.size() > 0) {
       jobs[i] = kvmgr::snapshot_for_reevaluation(
           store, static_cast<const std::byte*>(q) + batch.offsets[i] * q_row_bytes, batch.n_new[i],
-          opt_.n_q_heads, opt_.head_dim, sm_scale_, opt_.dtype);
+          opt_.n_q_heads, opt_.head_dim, sm_scale_, opt_.dtype, sparse_engine_.isa());
     }
   }
   return jobs;

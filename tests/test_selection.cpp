@@ -2,6 +2,7 @@
 // rule, padding of merged heads, the context cache, and re-evaluation after an append.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <oneapi/tbb/task_arena.h>
 
 #include <cstring>
 #include <random>
@@ -206,6 +207,49 @@ TEST(Selection, ReevaluationReselectsFromTheAppendedQueriesWeights) {
   huge->store_size = int64_t{1} << 50;
   EXPECT_NO_THROW(kvmgr::run_reevaluation(*huge));
   EXPECT_FALSE(huge->done);
+}
+
+// A long append's rows run in chunks (tasks beyond the KV heads) whose sums add up in order: the
+// weights match the reference and are the same bits at 1 and 2 threads.
+TEST(Selection, ReevaluationOfALongAppendMatchesTheReferenceAtEveryThreadCount) {
+  std::mt19937_64 rng(8);
+  const int32_t hkv = 2, hq = 6, rows = 300;
+  kvmgr::SequenceKv kv(32, 8, hkv, kD, sizeof(float), test::store_memory(), 0);
+  const kvmgr::SelectionParams sel{1.0f, 0, 1};
+  std::vector<double> k_all;
+  for (int call = 0; call < 20; ++call) {
+    const int64_t n = 8;
+    const auto k = ref::round_to(ref::normal(rng, n * hkv * kD), DType::kFloat32);
+    k_all.insert(k_all.end(), k.begin(), k.end());
+    const std::vector<float> kf(k.begin(), k.end());
+    std::vector<std::vector<float>> w(hkv, std::vector<float>(kv.window().size() + n, 0.01f));
+    std::vector<const float*> wp{w[0].data(), w[1].data()};
+    kv.commit(reinterpret_cast<const std::byte*>(kf.data()), reinterpret_cast<const std::byte*>(kf.data()),
+              n, wp, 0.5f, sel);
+  }
+  const int64_t n = kv.store_size();
+  ASSERT_EQ(n, 128);
+  const auto q = ref::round_to(ref::normal(rng, rows * hq * kD), DType::kFloat32);
+  const std::vector<float> qf(q.begin(), q.end());
+  std::vector<std::vector<std::vector<float>>> by_threads;
+  for (const int threads : {1, 2}) {
+    auto job = kvmgr::snapshot_for_reevaluation(kv.dram(), reinterpret_cast<const std::byte*>(qf.data()), rows, hq,
+                                                kD, 0.35f, DType::kFloat32);
+    tbb::task_arena(threads).execute([&] { kvmgr::run_reevaluation(*job); });
+    ASSERT_TRUE(job->done);
+    by_threads.push_back(job->weights);
+  }
+  EXPECT_EQ(by_threads[0], by_threads[1]);
+  const int32_t group = hq / hkv;
+  for (int32_t h = 0; h < hkv; ++h) {
+    std::vector<double> kh, qh;
+    for (int64_t t = 0; t < n; ++t) kh.insert(kh.end(), k_all.begin() + (t * hkv + h) * kD, k_all.begin() + (t * hkv + h + 1) * kD);
+    for (int64_t r = 0; r < rows; ++r) {
+      qh.insert(qh.end(), q.begin() + (r * hq + h * group) * kD, q.begin() + (r * hq + (h + 1) * group) * kD);
+    }
+    const auto a = ref::maw_observation(qh, rows, group, kh, n, kD, 0.35, -1);
+    for (int64_t t = 0; t < n; ++t) EXPECT_NEAR(by_threads[0][h][t], a[t], 1e-5 * a[t]) << "head " << h << " key " << t;
+  }
 }
 
 Options small_options(bool deterministic) {

@@ -208,6 +208,74 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(cpu::to_string(std::get<0>(test.param))) + "_" + to_string(std::get<1>(test.param));
     });
 
+// --- a re-evaluation's key weights (add_key_weights) ---
+
+class KeyWeightsIsa : public ::testing::TestWithParam<std::tuple<SparseIsa, DType>> {};
+
+/// Per head g, the kernel's sums over the rows against n_rows × the fp64 reference's mean for that
+/// head alone, the keys in runs of uneven lengths (a store's blocks, a partial last one), the sums
+/// added to what acc held.
+TEST_P(KeyWeightsIsa, MatchesReference) {
+  const auto [isa, dtype] = GetParam();
+  if (!cpu::isa_supported(isa)) {
+    GTEST_SKIP() << "ISA path " << cpu::to_string(isa) << " skipped: this CPU (or build) lacks it";
+  }
+  std::mt19937_64 rng(11);
+  for (int32_t d : {8, 24, 64, 128, 256}) {
+    for (int32_t group : {1, 3, 8}) {
+      for (int32_t rows : {1, 2, 5}) {
+        for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{64}, int64_t{65}, int64_t{700}}) {
+          const std::string what = fmt_case(isa, dtype, d, group, rows) + " n=" + std::to_string(n);
+          const auto q = exact_normal(rng, static_cast<size_t>(rows) * group * d);
+          const auto k = exact_normal(rng, static_cast<size_t>(n) * d);
+          const auto qb = encode(q, dtype), kb = encode(k, dtype);
+          std::vector<cpu::arch::KvRun> runs;
+          for (int64_t at = 0; at < n;) {  // runs of 37, 64, 1, 64, 37 … keys
+            const int64_t len = std::min<int64_t>(n - at, std::vector<int64_t>{37, 64, 1, 64}[runs.size() % 4]);
+            runs.push_back({kb.data() + at * d * dtype_size(dtype), nullptr, len});
+            at += len;
+          }
+          constexpr float kBase = 0.25f;
+          std::vector<float> acc(static_cast<size_t>(group) * n, kBase);
+          std::vector<float> work(static_cast<size_t>(cpu::arch::weights_work_floats(rows, group, d, n)));
+          cpu::arch::WeightsParams p;
+          p.n = n;
+          p.runs = runs.data();
+          p.n_runs = static_cast<int32_t>(runs.size());
+          p.q = qb.data();
+          p.q_row_stride = int64_t{group} * d;
+          p.n_rows = rows;
+          p.group = group;
+          p.head_dim = d;
+          p.sm_scale = 0.3f;
+          p.acc = acc.data();
+          p.work = work.data();
+          cpu::add_key_weights(isa, dtype, p);
+          for (int32_t g = 0; g < group; ++g) {
+            std::vector<double> qg;
+            for (int32_t r = 0; r < rows; ++r) {
+              qg.insert(qg.end(), q.begin() + (int64_t{r} * group + g) * d, q.begin() + (int64_t{r} * group + g + 1) * d);
+            }
+            const auto mean = ref::maw_observation(qg, rows, 1, k, n, d, 0.3f, -1);
+            for (int64_t t = 0; t < n; ++t) {
+              const double want = kBase + rows * mean[t];
+              ASSERT_NEAR(acc[g * n + t], want, 1e-5 * want) << what << " head " << g << " key " << t;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllPaths, KeyWeightsIsa,
+    ::testing::Combine(::testing::Values(SparseIsa::kPortable, SparseIsa::kAvx2, SparseIsa::kAvx512, SparseIsa::kAvx512Bf16),
+                       ::testing::Values(DType::kBFloat16, DType::kFloat16, DType::kFloat32)),
+    [](const auto& test) {
+      return std::string(cpu::to_string(std::get<0>(test.param))) + "_" + to_string(std::get<1>(test.param));
+    });
+
 bool same_bits(const Result& a, const Result& b) {
   for (size_t i = 0; i < a.o.size(); ++i) {
     if (std::memcmp(a.o[i].data(), b.o[i].data(), a.o[i].size() * sizeof(float)) != 0) return false;

@@ -141,6 +141,13 @@ SparseIsa best_isa() {
   return SparseIsa::kPortable;
 }
 
+void add_key_weights(SparseIsa isa, DType dtype, const arch::WeightsParams& p) {
+  static const arch::Kernels best = kernels_for(best_isa());
+  const arch::WeightsKernel kernel = (isa == SparseIsa::kAuto ? best : kernels_for(isa)).weights(dtype);
+  DenormalsFlushed ftz;
+  kernel(p);
+}
+
 SparseIsa to_sparse_isa(CpuIsa isa) {
   switch (isa) {
     case CpuIsa::kPortable: return SparseIsa::kPortable;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/arch/sparse_arch.hpp"
 #include "hgca/hgca.hpp"
 #include "kvmgr/context_segments.hpp"
 
@@ -28,6 +29,11 @@ SparseIsa to_sparse_isa(CpuIsa isa);
 CpuIsa to_cpu_isa(SparseIsa isa);
 /// The paths Options::isa may force on this CPU, best first (kAuto, which always runs, not listed).
 std::vector<CpuIsa> supported_isas();
+
+/// Adds a re-evaluation's weights over one KV head's keys to p.acc (arch::WeightsParams), with the
+/// same SIMD kernels as the sparse attention, on `isa`'s path (kAuto: the best this CPU has), with
+/// denormals flushed. Runs on the calling thread.
+void add_key_weights(SparseIsa isa, DType dtype, const arch::WeightsParams& p);
 
 /// One (sequence, KV head) of a step: the group's query rows attend to the n keys of the head's
 /// context set S, [n, head_dim] each for K and V in the call's dtype: contiguous, or in segments.

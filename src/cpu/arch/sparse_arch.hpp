@@ -36,13 +36,44 @@ struct UnitParams {
 
 using UnitKernel = void (*)(const UnitParams&);
 
+/// Query rows × group heads over n keys of one KV head (HGCA Algorithm 1, line 20: a
+/// re-evaluation's A_cpu): adds to acc[g * n + t] (t < n) the softmax weight of key t for every
+/// row of head g, the softmax taken over the n keys. Only K is read.
+struct WeightsParams {
+  int64_t n = 0;
+  const KvRun* runs = nullptr;  ///< n_runs runs in order, their n summing to n (v unused)
+  int32_t n_runs = 0;
+  const void* q = nullptr;  ///< row r, head g at q + r*q_row_stride + g*head_dim
+  int64_t q_row_stride = 0;
+  int32_t n_rows = 1;
+  int32_t group = 1;
+  int32_t head_dim = 0;
+  float sm_scale = 1.0f;
+  float* acc = nullptr;   ///< [group, n], accumulated into
+  float* work = nullptr;  ///< weights_work_floats(...) floats, the kernel's own
+};
+
+/// Floats of WeightsParams::work for every ISA: the queries, and 8 queries' scores over n keys.
+inline int64_t weights_work_floats(int32_t n_rows, int32_t group, int32_t head_dim, int64_t n) {
+  constexpr int64_t kMaxW = 16;
+  return int64_t{n_rows} * group * ((head_dim + 2 * kMaxW - 1) / (2 * kMaxW) * 2 * kMaxW) + 8 * (n + 2 * kMaxW);
+}
+
+using WeightsKernel = void (*)(const WeightsParams&);
+
 /// The kernels of one ISA, by KV dtype.
 struct Kernels {
   UnitKernel f32 = nullptr;
   UnitKernel f16 = nullptr;
   UnitKernel bf16 = nullptr;
+  WeightsKernel weights_f32 = nullptr;
+  WeightsKernel weights_f16 = nullptr;
+  WeightsKernel weights_bf16 = nullptr;
   UnitKernel get(DType dtype) const {
     return dtype == DType::kFloat16 ? f16 : dtype == DType::kBFloat16 ? bf16 : f32;
+  }
+  WeightsKernel weights(DType dtype) const {
+    return dtype == DType::kFloat16 ? weights_f16 : dtype == DType::kBFloat16 ? weights_bf16 : weights_f32;
   }
 };
 

@@ -109,38 +109,30 @@ constexpr int divisor_at_most(int n, int cap) {
 /// latency covered on its own.
 struct NextBlock {
   const char* k = nullptr;
-  const char* v = nullptr;
+  const char* v = nullptr;  // null: K only
   int64_t bytes = 0;     // of K, and of V
   int64_t at = 0;        // next byte of K, then of V
   int64_t per_step = 0;  // bytes per loop iteration
+  int64_t total() const { return v ? 2 * bytes : bytes; }
   void step() {
-    const int64_t end = at + per_step < 2 * bytes ? at + per_step : 2 * bytes;
+    const int64_t end = at + per_step < total() ? at + per_step : total();
     for (; at < end; at += 64) __builtin_prefetch(at < bytes ? k + at : v + (at - bytes), 0, 2);
   }
 };
 
-/// One block of nt ≤ kBlock keys for queries [q0, q0 + QT): dp = 2W·nc floats per query in qb and ob,
-/// `tail` = elements of a row in its last chunk (1..2W). `scale` multiplies the scores when the queries
-/// are kept unscaled (the BF16 dot-product path). The next block's n_next rows at k_next, v_next are
-/// prefetched meanwhile.
+/// The scores of queries [q0, q0 + QT) against nt ≤ kBlock K rows at k (qb, dp, tail, scale as
+/// for block()), into sc (query q's at sc + q * sc_stride, slots [nt, round_up(nt, W)) set to
+/// -inf), prefetching `next` meanwhile: W keys at a time, KT rows loaded together and dotted with
+/// every query of the tile (each query chunk loaded once per KT keys); the W keys' partial sums
+/// reduced together (one transpose-reduction per query instead of W horizontal sums).
 template <class A, class T, int NC, int QT>
-inline void block(const T* k, const T* v, int32_t nt, int32_t d, Chunks<NC> ch, int32_t tail, const float* qb,
-                  float scale, float* ob, float* m, float* l, const T* k_next, const T* v_next, int32_t n_next) {
+inline void block_scores(const T* k, int32_t nt, int32_t d, Chunks<NC> ch, int32_t tail, const float* qb, float scale,
+                         float* sc, int64_t sc_stride, NextBlock& next) {
   using V = typename A::V;
   constexpr int W = A::W;
   const int32_t nc = ch.count(), dp = nc * 2 * W;
   auto rem = [&](int32_t c) { return c + 1 < nc ? 2 * W : tail; };  // row elements from chunk c on
-  alignas(64) float sc[QT][kBlock];
   constexpr int KT = A::kRegs >= 32 || QT <= 4 ? 2 : 1;
-  constexpr int S = NC > 0 ? divisor_at_most(2 * NC, (A::kRegs / 2) / QT) : 1;
-  NextBlock next{reinterpret_cast<const char*>(k_next), reinterpret_cast<const char*>(v_next),
-                 static_cast<int64_t>(n_next) * d * static_cast<int64_t>(sizeof(T))};
-  const int64_t steps = (nt + KT - 1) / KT + static_cast<int64_t>(dp / (S * W)) * nt;
-  next.per_step = (2 * next.bytes + steps - 1) / steps;
-
-  // Scores, W keys at a time: KT rows are loaded together and dotted with every query of the tile
-  // (each query chunk loaded once per KT keys); the W keys' partial sums are reduced together (one
-  // transpose-reduction per query instead of W horizontal sums).
   for (int32_t s0 = 0; s0 < nt; s0 += W) {
     const int32_t ns = nt - s0 < W ? nt - s0 : W;
     alignas(64) V red[QT][W];
@@ -177,12 +169,34 @@ inline void block(const T* k, const T* v, int32_t nt, int32_t d, Chunks<NC> ch, 
     }
     for (int q = 0; q < QT; ++q) {
       for (int32_t t = ns; t < W; ++t) red[q][t] = A::zero();
-      V s = A::reduce_w(red[q]);
-      if constexpr (A::template kDotBf16<T>) s = A::mul(s, A::set1(scale));
-      A::store(sc[q] + s0, s);
-      for (int32_t t = ns; t < W; ++t) sc[q][s0 + t] = -kInf;
+      V v = A::reduce_w(red[q]);
+      if constexpr (A::template kDotBf16<T>) v = A::mul(v, A::set1(scale));
+      float* row = sc + q * sc_stride;
+      A::store(row + s0, v);
+      for (int32_t t = ns; t < W; ++t) row[s0 + t] = -kInf;
     }
   }
+}
+
+/// One block of nt ≤ kBlock keys for queries [q0, q0 + QT): dp = 2W·nc floats per query in qb and ob,
+/// `tail` = elements of a row in its last chunk (1..2W). `scale` multiplies the scores when the queries
+/// are kept unscaled (the BF16 dot-product path). The next block's n_next rows at k_next, v_next are
+/// prefetched meanwhile.
+template <class A, class T, int NC, int QT>
+inline void block(const T* k, const T* v, int32_t nt, int32_t d, Chunks<NC> ch, int32_t tail, const float* qb,
+                  float scale, float* ob, float* m, float* l, const T* k_next, const T* v_next, int32_t n_next) {
+  using V = typename A::V;
+  constexpr int W = A::W;
+  const int32_t nc = ch.count(), dp = nc * 2 * W;
+  auto rem = [&](int32_t c) { return c + 1 < nc ? 2 * W : tail; };  // row elements from chunk c on
+  alignas(64) float sc[QT][kBlock];
+  constexpr int KT = A::kRegs >= 32 || QT <= 4 ? 2 : 1;
+  constexpr int S = NC > 0 ? divisor_at_most(2 * NC, (A::kRegs / 2) / QT) : 1;
+  NextBlock next{reinterpret_cast<const char*>(k_next), reinterpret_cast<const char*>(v_next),
+                 static_cast<int64_t>(n_next) * d * static_cast<int64_t>(sizeof(T))};
+  const int64_t steps = (nt + KT - 1) / KT + static_cast<int64_t>(dp / (S * W)) * nt;
+  next.per_step = (2 * next.bytes + steps - 1) / steps;
+  block_scores<A, T, NC, QT>(k, nt, d, ch, tail, qb, scale, &sc[0][0], kBlock, next);
 
   // Online softmax over the block: new running max, rescale factor of the old state, the weights.
   float alpha[QT];
@@ -265,6 +279,25 @@ void blocks(const T* k, const T* v, int64_t n, int32_t d, Chunks<NC> ch, int32_t
   }
 }
 
+/// Queries [0, nq) (row q / group, head q % group, rows q_row_stride elements apart) into qs, dp
+/// floats each, zeroed beforehand: scaled by `scale` in pos() order, or, on the BF16 dot-product
+/// path, raw bf16 pairs in natural order (round_up(d, 2W) / 2 ≤ dp floats; block_scores scales
+/// the scores instead).
+template <class A, class T>
+void load_queries(const void* q, int64_t q_row_stride, int32_t nq, int32_t group, int32_t d, int32_t dp, float scale,
+                  float* qs) {
+  const T* q_in = static_cast<const T*>(q);
+  for (int32_t i = 0; i < nq; ++i) {
+    const T* src = q_in + (i / group) * q_row_stride + (i % group) * d;
+    if constexpr (A::template kDotBf16<T>) {
+      auto* dst = reinterpret_cast<T*>(qs + i * dp);
+      for (int32_t e = 0; e < d; ++e) dst[e] = src[e];
+    } else {
+      for (int32_t e = 0; e < d; ++e) qs[i * dp + pos<A, T>(e)] = A::to_float(src[e]) * scale;
+    }
+  }
+}
+
 template <class A, class T>
 void unit(const UnitParams& p) {
   const int32_t d = p.head_dim, group = p.group;
@@ -288,17 +321,7 @@ void unit(const UnitParams& p) {
   for (size_t i = 0; i < 2 * qd; ++i) qs[i] = 0.0f;
   for (int32_t q = 0; q < nq; ++q) ms[q] = -kInf, ls[q] = 0.0f;
   const float scale = p.sm_scale * kLog2e;
-  const T* q_in = static_cast<const T*>(p.q);
-  for (int32_t q = 0; q < nq; ++q) {
-    const T* src = q_in + (q / group) * p.q_row_stride + (q % group) * d;
-    if constexpr (A::template kDotBf16<T>) {
-      // Raw bf16 pairs in natural order, zero-padded (round_up(d, 2W) / 2 ≤ dp floats).
-      auto* dst = reinterpret_cast<T*>(qs + q * dp);
-      for (int32_t i = 0; i < d; ++i) dst[i] = src[i];
-    } else {
-      for (int32_t i = 0; i < d; ++i) qs[q * dp + pos<A, T>(i)] = A::to_float(src[i]) * scale;
-    }
-  }
+  load_queries<A, T>(p.q, p.q_row_stride, nq, group, d, dp, scale, qs);
 
   // One pass over the runs, the online softmax's state carried across.
   const KvRun* runs = p.runs;
@@ -328,9 +351,114 @@ void unit(const UnitParams& p) {
   }
 }
 
+/// The scores of queries [q0, q0 + QT) (qs as block()'s qb) against all n keys of the runs, into sc
+/// (query q's at sc + q * stride, stride ≥ n + W: a run's last W-wide store may pass its end), each
+/// block prefetching the next one's K.
+template <class A, class T, int NC, int QT>
+void run_scores(const KvRun* runs, int32_t n_runs, int32_t d, Chunks<NC> ch, int32_t tail, const float* qb,
+                float scale, float* sc, int64_t stride) {
+  int64_t at = 0;
+  for (int32_t r = 0; r < n_runs; ++r) {
+    const T* k = static_cast<const T*>(runs[r].k);
+    const int64_t n = runs[r].n;
+    for (int64_t t0 = 0; t0 < n; t0 += kBlock) {
+      const auto nt = static_cast<int32_t>(n - t0 < kBlock ? n - t0 : kBlock);
+      const int64_t left = n - t0 - nt;
+      const bool more = r + 1 < n_runs;
+      const T* kn = left > 0 ? k + (t0 + nt) * d : more ? static_cast<const T*>(runs[r + 1].k) : nullptr;
+      const int64_t ahead = left > 0 ? left : more ? runs[r + 1].n : 0;
+      NextBlock next{reinterpret_cast<const char*>(kn), nullptr,
+                     (ahead < kBlock ? ahead : kBlock) * d * static_cast<int64_t>(sizeof(T))};
+      next.per_step = (next.bytes + nt - 1) / nt * 2;  // block_scores steps about nt / 2 times
+      block_scores<A, T, NC, QT>(k + t0 * d, nt, d, ch, tail, qb, scale, sc + at + t0, stride, next);
+    }
+    at += n;
+  }
+}
+
+/// Queries [q0, q0 + QT) of a WeightsParams: their scores over the n keys, each query's softmax, and
+/// its weights added to its head's row of acc.
+template <class A, class T, int NC, int QT>
+void weights_tile(const WeightsParams& p, Chunks<NC> ch, int32_t tail, const float* qb, float scale, int32_t q0,
+                  float* sc, int64_t stride) {
+  using V = typename A::V;
+  constexpr int W = A::W;
+  const int64_t n = p.n;
+  run_scores<A, T, NC, QT>(p.runs, p.n_runs, p.head_dim, ch, tail, qb, scale, sc, stride);
+  for (int q = 0; q < QT; ++q) {
+    float* s = sc + q * stride;
+    V mx = A::set1(-kInf);
+    int64_t t = 0;
+    for (; t + W <= n; t += W) mx = A::max(mx, A::load(s + t));
+    float m = A::hmax(mx);
+    for (; t < n; ++t) m = fmax_(m, s[t]);
+    const V mv = A::set1(m);
+    V sum = A::zero();
+    for (t = 0; t + W <= n; t += W) {
+      const V e = A::exp2(A::sub(A::load(s + t), mv));
+      A::store(s + t, e);
+      sum = A::add(sum, e);
+    }
+    float total = A::hsum(sum);
+    for (; t < n; ++t) total += s[t] = exp2f(s[t] - m);
+    const float inv = 1.0f / total;
+    const V iv = A::set1(inv);
+    float* acc = p.acc + static_cast<int64_t>((q0 + q) % p.group) * n;
+    for (t = 0; t + W <= n; t += W) A::store(acc + t, A::fma(A::load(s + t), iv, A::load(acc + t)));
+    for (; t < n; ++t) acc[t] += s[t] * inv;
+  }
+}
+
+template <class A, class T, int NC>
+void weights_tiles(const WeightsParams& p, Chunks<NC> ch, const float* qs, float scale, float* sc, int64_t stride) {
+  const int32_t nq = p.n_rows * p.group;
+  const int32_t dp = ch.count() * 2 * A::W;
+  const int32_t tail = p.head_dim - (ch.count() - 1) * 2 * A::W;
+  for (int32_t q0 = 0; q0 < nq;) {  // tiles of 8, the rest in tiles of 4, 2, 1
+    const int32_t left = nq - q0;
+    const float* qb = qs + q0 * dp;
+    if (left >= 8) {
+      weights_tile<A, T, NC, 8>(p, ch, tail, qb, scale, q0, sc, stride);
+      q0 += 8;
+    } else if (left >= 4) {
+      weights_tile<A, T, NC, 4>(p, ch, tail, qb, scale, q0, sc, stride);
+      q0 += 4;
+    } else if (left >= 2) {
+      weights_tile<A, T, NC, 2>(p, ch, tail, qb, scale, q0, sc, stride);
+      q0 += 2;
+    } else {
+      weights_tile<A, T, NC, 1>(p, ch, tail, qb, scale, q0, sc, stride);
+      q0 += 1;
+    }
+  }
+}
+
+/// WeightsParams' kernel: one pass over K per tile of up to 8 queries (their scores kept for all n
+/// keys, base-2 as in unit()), then each query's softmax added to acc.
+template <class A, class T>
+void weights(const WeightsParams& p) {
+  if (p.n == 0) return;
+  const int32_t d = p.head_dim, nq = p.n_rows * p.group;
+  const int32_t dp = (d + 2 * A::W - 1) / (2 * A::W) * (2 * A::W);
+  const size_t qd = static_cast<size_t>(nq) * dp;
+  const int64_t stride = (p.n + 2 * A::W - 1) / A::W * A::W;  // ≥ n + W; fits weights_work_floats
+  float* const qs = p.work;
+  float* const sc = qs + qd;
+  for (size_t i = 0; i < qd; ++i) qs[i] = 0.0f;
+  const float scale = p.sm_scale * kLog2e;
+  load_queries<A, T>(p.q, p.q_row_stride, nq, p.group, d, dp, scale, qs);
+  switch (dp) {
+    case 64: weights_tiles<A, T, 64 / (2 * A::W)>(p, {}, qs, scale, sc, stride); break;
+    case 128: weights_tiles<A, T, 128 / (2 * A::W)>(p, {}, qs, scale, sc, stride); break;
+    case 256: weights_tiles<A, T, 256 / (2 * A::W)>(p, {}, qs, scale, sc, stride); break;
+    default: weights_tiles<A, T, 0>(p, {dp / (2 * A::W)}, qs, scale, sc, stride); break;
+  }
+}
+
 template <class A>
 Kernels kernels() {
-  return {&unit<A, float>, &unit<A, typename A::fp16>, &unit<A, typename A::bf16>};
+  return {&unit<A, float>,    &unit<A, typename A::fp16>,    &unit<A, typename A::bf16>,
+          &weights<A, float>, &weights<A, typename A::fp16>, &weights<A, typename A::bf16>};
 }
 
 }  // namespace hgca::cpu::arch::HGCA_ARCH_NS
