@@ -13,6 +13,8 @@
 // their chunk count known, so the loops unroll and the queries stay in registers.
 // On one Zen 4 core (G = 4, D = 128) the bound is the FMA pipe: q·k 8G and p·v 8G 512-bit FMAs per
 // key (q·k 4G with vdpbf16ps for bf16).
+// weights() (a re-evaluation's per-key softmax weights) reuses the score loop (block_scores) over K
+// alone.
 #pragma once
 
 #ifndef HGCA_ARCH_NS
@@ -120,8 +122,8 @@ struct NextBlock {
   }
 };
 
-/// The scores of queries [q0, q0 + QT) against nt ≤ kBlock K rows at k (qb, dp, tail, scale as
-/// for block()), into sc (query q's at sc + q * sc_stride, slots [nt, round_up(nt, W)) set to
+/// The scores of the QT queries at qb against nt ≤ kBlock K rows at k (qb, tail, scale as for
+/// block()), into sc (query q's at sc + q * sc_stride, slots [nt, round_up(nt, W)) set to
 /// -inf), prefetching `next` meanwhile: W keys at a time, KT rows loaded together and dotted with
 /// every query of the tile (each query chunk loaded once per KT keys); the W keys' partial sums
 /// reduced together (one transpose-reduction per query instead of W horizontal sums).
@@ -351,7 +353,7 @@ void unit(const UnitParams& p) {
   }
 }
 
-/// The scores of queries [q0, q0 + QT) (qs as block()'s qb) against all n keys of the runs, into sc
+/// The scores of the QT queries at qb (as block()'s) against all n keys of the runs, into sc
 /// (query q's at sc + q * stride, stride ≥ n + W: a run's last W-wide store may pass its end), each
 /// block prefetching the next one's K.
 template <class A, class T, int NC, int QT>
