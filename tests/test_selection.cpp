@@ -158,16 +158,13 @@ TEST(Selection, GqaObservationIsMaxOverGroupOfMeanOverRows) {
   EXPECT_EQ(weights[9], 0.0f);  // no row sees key 9
 }
 
-TEST(Selection, ReevaluationReselectsFromTheAppendedQueriesWeights) {
-  // 8 store entries with random K, then 3 appended query rows over 2 KV heads × group 2.
-  std::mt19937_64 rng(5);
-  const int32_t hkv = 2, hq = 4;
-  kvmgr::SequenceKv kv(4, 2, hkv, kD, sizeof(float), test::store_memory(), 0);
-  const kvmgr::SelectionParams sel{1.0f, 0, 1};
-  std::vector<double> k_all;
-  for (int call = 0; call < 6; ++call) {
-    const int64_t n = 2;
-    const auto k = ref::round_to(ref::normal(rng, n * hkv * kD, 3.0), DType::kFloat32);
+/// Commits `calls` calls of n tokens with random fp32 K rows (the V rows the same) and flat window
+/// weights to kv (2 KV heads); the K rows are appended to k_all ([token, Hkv, D]).
+void commit_random(kvmgr::SequenceKv& kv, std::mt19937_64& rng, int calls, int64_t n, double scale,
+                   const kvmgr::SelectionParams& sel, std::vector<double>& k_all) {
+  constexpr int32_t hkv = 2;
+  for (int call = 0; call < calls; ++call) {
+    const auto k = ref::round_to(ref::normal(rng, n * hkv * kD, scale), DType::kFloat32);
     k_all.insert(k_all.end(), k.begin(), k.end());
     const std::vector<float> kf(k.begin(), k.end());
     std::vector<std::vector<float>> w(hkv, std::vector<float>(kv.window().size() + n, 0.01f));
@@ -175,6 +172,16 @@ TEST(Selection, ReevaluationReselectsFromTheAppendedQueriesWeights) {
     kv.commit(reinterpret_cast<const std::byte*>(kf.data()), reinterpret_cast<const std::byte*>(kf.data()),
               n, wp, 0.5f, sel);
   }
+}
+
+TEST(Selection, ReevaluationReselectsFromTheAppendedQueriesWeights) {
+  // 8 store entries with random K, then 3 appended query rows over 2 KV heads × group 2.
+  std::mt19937_64 rng(5);
+  const int32_t hkv = 2, hq = 4;
+  kvmgr::SequenceKv kv(4, 2, hkv, kD, sizeof(float), test::store_memory(), 0);
+  const kvmgr::SelectionParams sel{1.0f, 0, 1};
+  std::vector<double> k_all;
+  commit_random(kv, rng, 6, 2, 3.0, sel, k_all);
   ASSERT_EQ(kv.store_size(), 8);
   const auto q = ref::round_to(ref::normal(rng, 3 * hq * kD, 3.0), DType::kFloat32);
   const std::vector<float> qf(q.begin(), q.end());
@@ -215,18 +222,8 @@ TEST(Selection, ReevaluationOfALongAppendMatchesTheReferenceAtEveryThreadCount) 
   std::mt19937_64 rng(8);
   const int32_t hkv = 2, hq = 6, rows = 300;
   kvmgr::SequenceKv kv(32, 8, hkv, kD, sizeof(float), test::store_memory(), 0);
-  const kvmgr::SelectionParams sel{1.0f, 0, 1};
   std::vector<double> k_all;
-  for (int call = 0; call < 20; ++call) {
-    const int64_t n = 8;
-    const auto k = ref::round_to(ref::normal(rng, n * hkv * kD), DType::kFloat32);
-    k_all.insert(k_all.end(), k.begin(), k.end());
-    const std::vector<float> kf(k.begin(), k.end());
-    std::vector<std::vector<float>> w(hkv, std::vector<float>(kv.window().size() + n, 0.01f));
-    std::vector<const float*> wp{w[0].data(), w[1].data()};
-    kv.commit(reinterpret_cast<const std::byte*>(kf.data()), reinterpret_cast<const std::byte*>(kf.data()),
-              n, wp, 0.5f, sel);
-  }
+  commit_random(kv, rng, 20, 8, 1.0, {1.0f, 0, 1}, k_all);
   const int64_t n = kv.store_size();
   ASSERT_EQ(n, 128);
   const auto q = ref::round_to(ref::normal(rng, rows * hq * kD), DType::kFloat32);

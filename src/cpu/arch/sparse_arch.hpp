@@ -15,10 +15,9 @@ struct KvRun {
   int64_t n = 0;
 };
 
-/// One unit of work: query rows × group heads over n keys of one KV head, in one run or a few
-/// attended in one pass. Writes o normalized over the n keys and lse in natural log (o = 0,
-/// lse = -inf when n = 0).
-struct UnitParams {
+/// What both kernels read: query rows × group heads of one KV head over n keys, in one run or a
+/// few taken in turn.
+struct QueriesOverKeys {
   int64_t n = 0;
   const KvRun* runs = nullptr;  ///< n_runs runs in order, their n summing to n
   int32_t n_runs = 0;
@@ -28,6 +27,11 @@ struct UnitParams {
   int32_t group = 1;
   int32_t head_dim = 0;
   float sm_scale = 1.0f;
+};
+
+/// One unit of work, attended in one pass. Writes o normalized over the n keys and lse in natural
+/// log (o = 0, lse = -inf when n = 0).
+struct UnitParams : QueriesOverKeys {
   float* o = nullptr;  ///< row r, head g at o + r*o_row_stride + g*head_dim
   int64_t o_row_stride = 0;
   float* lse = nullptr;  ///< row r, head g at lse + r*lse_row_stride + g
@@ -36,19 +40,10 @@ struct UnitParams {
 
 using UnitKernel = void (*)(const UnitParams&);
 
-/// Query rows × group heads over n keys of one KV head (HGCA Algorithm 1, line 20: a
-/// re-evaluation's A_cpu): adds to acc[g * n + t] (t < n) the softmax weight of key t for every
-/// row of head g, the softmax taken over the n keys. Only K is read.
-struct WeightsParams {
-  int64_t n = 0;
-  const KvRun* runs = nullptr;  ///< n_runs runs in order, their n summing to n (v unused)
-  int32_t n_runs = 0;
-  const void* q = nullptr;  ///< row r, head g at q + r*q_row_stride + g*head_dim
-  int64_t q_row_stride = 0;
-  int32_t n_rows = 1;
-  int32_t group = 1;
-  int32_t head_dim = 0;
-  float sm_scale = 1.0f;
+/// HGCA Algorithm 1, line 20 (a re-evaluation's A_cpu): adds to acc[g * n + t] (t < n) the
+/// softmax weight of key t for every row of head g, the softmax taken over the n keys. Only K is
+/// read (the runs' v is unused).
+struct WeightsParams : QueriesOverKeys {
   float* acc = nullptr;   ///< [group, n], accumulated into
   float* work = nullptr;  ///< weights_work_floats(...) floats, the kernel's own
 };
