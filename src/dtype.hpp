@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "hgca/dtype.hpp"
 #include "hgca/hgca.hpp"
@@ -28,6 +29,14 @@ template <>
 inline bf16_t from_float<bf16_t>(float x) { return {float_to_bf16(x)}; }
 template <>
 inline fp16_t from_float<fp16_t>(float x) { return {float_to_fp16(x)}; }
+
+/// The DType of element type T (the inverse of dispatch_dtype).
+template <typename T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, fp16_t>) return DType::kFloat16;
+  else if constexpr (std::is_same_v<T, bf16_t>) return DType::kBFloat16;
+  else return DType::kFloat32;
+}
 
 /// Calls f(T{}) with T the C++ element type of `dtype`.
 template <typename F>

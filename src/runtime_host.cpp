@@ -150,7 +150,7 @@ class HostRuntime final : public RuntimeBase {
       p.lse = lse_window.data() + row0 * hq + static_cast<int64_t>(h) * g;
       p.lse_row_stride = hq;
       p.weights = weights[task].data();
-      cpu::attend_group(p);
+      cpu::attend_group(p, sparse_engine_.isa());
 
       for (int64_t r = row0; r < row0 + step.n_new[i]; ++r) {  // the group's g rows of token r
         const int64_t at = r * hq + static_cast<int64_t>(h) * g;

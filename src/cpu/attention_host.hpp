@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <span>
 
+#include "cpu/sparse_engine.hpp"
+
 namespace hgca::cpu {
 
 /// `n` consecutive tokens whose K (and V) rows are `stride` elements apart.
@@ -39,8 +41,10 @@ struct GroupAttentionParams {
   float* weights = nullptr;
 };
 
-/// Rows that see no key get o = 0 and lse = -inf.
+/// Rows that see no key get o = 0 and lse = -inf. On the sparse engine's kernels of `isa` (kAuto:
+/// the best this CPU has): the keys' rows are gathered contiguous, then every row attends (and
+/// weighs) at once, or, causally, each row over the keys it sees.
 template <typename T>
-void attend_group(const GroupAttentionParams<T>& p);
+void attend_group(const GroupAttentionParams<T>& p, SparseIsa isa = SparseIsa::kAuto);
 
 }  // namespace hgca::cpu

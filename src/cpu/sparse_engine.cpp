@@ -141,11 +141,22 @@ SparseIsa best_isa() {
   return SparseIsa::kPortable;
 }
 
-void add_key_weights(SparseIsa isa, DType dtype, const arch::WeightsParams& p) {
+/// The kernels of `isa` (kAuto: the best this CPU has).
+const arch::Kernels& kernels_of(SparseIsa isa) {
   static const arch::Kernels best = kernels_for(best_isa());
-  const arch::WeightsKernel kernel = (isa == SparseIsa::kAuto ? best : kernels_for(isa)).weights(dtype);
+  static const arch::Kernels paths[] = {best, kernels_for(SparseIsa::kAvx512), kernels_for(SparseIsa::kAvx2),
+                                        kernels_for(SparseIsa::kPortable), kernels_for(SparseIsa::kAvx512Bf16)};
+  return paths[static_cast<int>(isa)];
+}
+
+void add_key_weights(SparseIsa isa, DType dtype, const arch::WeightsParams& p) {
   DenormalsFlushed ftz;
-  kernel(p);
+  kernels_of(isa).weights(dtype)(p);
+}
+
+void attend_unit(SparseIsa isa, DType dtype, const arch::UnitParams& p) {
+  DenormalsFlushed ftz;
+  kernels_of(isa).get(dtype)(p);
 }
 
 SparseIsa to_sparse_isa(CpuIsa isa) {

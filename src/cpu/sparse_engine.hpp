@@ -35,6 +35,10 @@ std::vector<CpuIsa> supported_isas();
 /// denormals flushed. Runs on the calling thread.
 void add_key_weights(SparseIsa isa, DType dtype, const arch::WeightsParams& p);
 
+/// One unit of dense attention (arch::UnitParams) on `isa`'s kernels, as add_key_weights: the host
+/// backend's window part.
+void attend_unit(SparseIsa isa, DType dtype, const arch::UnitParams& p);
+
 /// One (sequence, KV head) of a step: the group's query rows attend to the n keys of the head's
 /// context set S, [n, head_dim] each for K and V in the call's dtype: contiguous, or in segments.
 struct SparseItem {

@@ -40,12 +40,13 @@ struct UnitParams : QueriesOverKeys {
 
 using UnitKernel = void (*)(const UnitParams&);
 
-/// HGCA Algorithm 1, line 20 (a re-evaluation's A_cpu): adds to acc[g * n + t] (t < n) the
-/// softmax weight of key t for every row of head g, the softmax taken over the n keys. Only K is
-/// read (the runs' v is unused).
+/// HGCA Algorithm 1, line 20 (a re-evaluation's A_cpu): adds to acc[g * acc_stride + t] (t < n)
+/// the softmax weight of key t for every row of head g, the softmax taken over the n keys. Only K
+/// is read (the runs' v is unused).
 struct WeightsParams : QueriesOverKeys {
-  float* acc = nullptr;   ///< [group, n], accumulated into
-  float* work = nullptr;  ///< weights_work_floats(...) floats, the kernel's own
+  float* acc = nullptr;     ///< [group, acc_stride], accumulated into
+  int64_t acc_stride = 0;   ///< 0: n
+  float* work = nullptr;    ///< weights_work_floats(...) floats, the kernel's own
 };
 
 /// Floats of WeightsParams::work for every ISA: the queries, and 8 queries' scores over n keys.

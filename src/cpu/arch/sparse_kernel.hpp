@@ -405,7 +405,7 @@ void weights_tile(const WeightsParams& p, Chunks<NC> ch, int32_t tail, const flo
     for (; t < n; ++t) total += s[t] = exp2f(s[t] - m);
     const float inv = 1.0f / total;
     const V iv = A::set1(inv);
-    float* acc = p.acc + static_cast<int64_t>((q0 + q) % p.group) * n;
+    float* acc = p.acc + static_cast<int64_t>((q0 + q) % p.group) * (p.acc_stride > 0 ? p.acc_stride : n);
     for (t = 0; t + W <= n; t += W) A::store(acc + t, A::fma(A::load(s + t), iv, A::load(acc + t)));
     for (; t < n; ++t) acc[t] += s[t] * inv;
   }
