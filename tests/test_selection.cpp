@@ -119,6 +119,46 @@ TEST(Selection, MergedHeadsArePaddedToEqualLength) {
   EXPECT_THAT(kv.store(1).context.indices, ElementsAre(1u, 0u));  // padded, best first
 }
 
+// Every row over every key (causal_offset < 0: one pass for all rows), the keys in two segments
+// whose rows are two heads apart (as a window's): o and lse against the fp64 attention, the
+// weights against the fp64 observation.
+TEST(Selection, GroupAttentionOverEveryKeyMatchesTheReference) {
+  std::mt19937_64 rng(12);
+  const int32_t rows = 5, group = 3;
+  const int64_t n_keys = 77, first = 30;
+  const auto q = ref::round_to(ref::normal(rng, rows * group * kD, 2.0), DType::kFloat32);
+  const auto k = ref::round_to(ref::normal(rng, n_keys * kD, 2.0), DType::kFloat32);
+  const auto v = ref::round_to(ref::normal(rng, n_keys * kD), DType::kFloat32);
+  // Token t's row at 2t·kD (another head's row between), split into two segments.
+  std::vector<float> qf(q.begin(), q.end()), kf(2 * n_keys * kD), vf(2 * n_keys * kD);
+  for (int64_t t = 0; t < n_keys; ++t) {
+    for (int32_t i = 0; i < kD; ++i) kf[2 * t * kD + i] = static_cast<float>(k[t * kD + i]), vf[2 * t * kD + i] = static_cast<float>(v[t * kD + i]);
+  }
+  const cpu::KvSegment<float> segs[2] = {{kf.data(), vf.data(), first, 2 * kD},
+                                         {kf.data() + 2 * first * kD, vf.data() + 2 * first * kD, n_keys - first, 2 * kD}};
+  std::vector<float> o(rows * group * kD), lse(rows * group), weights(n_keys);
+  cpu::GroupAttentionParams<float> p;
+  p.q = qf.data();
+  p.q_row_stride = group * kD;
+  p.n_rows = rows;
+  p.group = group;
+  p.head_dim = kD;
+  p.sm_scale = 0.35f;
+  p.segments = segs;
+  p.o = o.data();
+  p.o_row_stride = group * kD;
+  p.lse = lse.data();
+  p.lse_row_stride = group;
+  p.weights = weights.data();
+  cpu::attend_group(p);
+  std::vector<double> want_o, want_lse;
+  ref::attention_over_set(q, rows, group, k, v, n_keys, kD, 0.35, want_o, want_lse);
+  for (std::size_t i = 0; i < o.size(); ++i) EXPECT_NEAR(o[i], want_o[i], 1e-5 * std::max(1.0, std::abs(want_o[i]))) << i;
+  for (std::size_t i = 0; i < lse.size(); ++i) EXPECT_NEAR(lse[i], want_lse[i], 1e-5 * std::max(1.0, std::abs(want_lse[i]))) << i;
+  const auto expect = ref::maw_observation(q, rows, group, k, n_keys, kD, 0.35, -1);
+  for (int64_t j = 0; j < n_keys; ++j) EXPECT_NEAR(weights[j], expect[j], 1e-6) << j;
+}
+
 TEST(Selection, TopUpPrefersHigherRelativeMawThenOlder) {
   kvmgr::ContextSet set;
   const std::vector<float> maw{0.1f, 0.05f, 0.3f, 0.1f};

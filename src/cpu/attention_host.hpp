@@ -41,8 +41,8 @@ struct GroupAttentionParams {
   float* weights = nullptr;
 };
 
-/// Rows that see no key get o = 0 and lse = -inf. On the sparse engine's kernels of `isa` (kAuto:
-/// the best this CPU has): the keys' rows are gathered contiguous, then every row attends (and
+/// Rows that see no key get o = 0 and lse = -inf. head_dim: a multiple of 8 in [8, 256] (as the
+/// runtime validates). On the sparse engine's kernels of `isa` (kAuto: the best this CPU has): the keys' rows are gathered contiguous, then every row attends (and
 /// weighs) at once, or, causally, each row over the keys it sees.
 template <typename T>
 void attend_group(const GroupAttentionParams<T>& p, SparseIsa isa = SparseIsa::kAuto);

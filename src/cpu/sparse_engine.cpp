@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <new>
@@ -141,12 +142,13 @@ SparseIsa best_isa() {
   return SparseIsa::kPortable;
 }
 
-/// The kernels of `isa` (kAuto: the best this CPU has).
+/// The kernels of `isa` (kAuto, or a path this CPU lacks: the best it has).
 const arch::Kernels& kernels_of(SparseIsa isa) {
   static const arch::Kernels best = kernels_for(best_isa());
   static const arch::Kernels paths[] = {best, kernels_for(SparseIsa::kAvx512), kernels_for(SparseIsa::kAvx2),
                                         kernels_for(SparseIsa::kPortable), kernels_for(SparseIsa::kAvx512Bf16)};
-  return paths[static_cast<int>(isa)];
+  const auto i = static_cast<std::size_t>(isa);
+  return i < std::size(paths) && isa_supported(isa) ? paths[i] : best;
 }
 
 void add_key_weights(SparseIsa isa, DType dtype, const arch::WeightsParams& p) {

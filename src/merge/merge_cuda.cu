@@ -49,8 +49,9 @@ __global__ void merge_kernel(Sides<N> sides, int64_t rows, int32_t quads, T* out
        x += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t r = x / quads;
     float l[N];
-    float m = -INFINITY;
-    for (int i = 0; i < N; ++i) l[i] = sides.lse[i][r], m = fmaxf(m, l[i]);
+    for (int i = 0; i < N; ++i) l[i] = sides.lse[i][r];
+    float m = l[0];
+    for (int i = 1; i < N; ++i) m = fmaxf(m, l[i]);
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     float lse = -INFINITY;
     if (m != -INFINITY) {  // every side empty: 0 and -inf

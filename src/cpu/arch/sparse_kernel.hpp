@@ -128,7 +128,7 @@ struct NextBlock {
 /// every query of the tile (each query chunk loaded once per KT keys); the W keys' partial sums
 /// reduced together (one transpose-reduction per query instead of W horizontal sums).
 template <class A, class T, int NC, int QT>
-inline void block_scores(const T* k, int32_t nt, int32_t d, Chunks<NC> ch, int32_t tail, const float* qb, float scale,
+[[gnu::always_inline]] inline void block_scores(const T* k, int32_t nt, int32_t d, Chunks<NC> ch, int32_t tail, const float* qb, float scale,
                          float* sc, int64_t sc_stride, NextBlock& next) {
   using V = typename A::V;
   constexpr int W = A::W;
@@ -416,21 +416,17 @@ void weights_tiles(const WeightsParams& p, Chunks<NC> ch, const float* qs, float
   const int32_t nq = p.n_rows * p.group;
   const int32_t dp = ch.count() * 2 * A::W;
   const int32_t tail = p.head_dim - (ch.count() - 1) * 2 * A::W;
-  for (int32_t q0 = 0; q0 < nq;) {  // tiles of 8, the rest in tiles of 4, 2, 1
-    const int32_t left = nq - q0;
+  for (int32_t q0 = 0; q0 < nq; q0 += kMaxTile) {
     const float* qb = qs + q0 * dp;
-    if (left >= 8) {
-      weights_tile<A, T, NC, 8>(p, ch, tail, qb, scale, q0, sc, stride);
-      q0 += 8;
-    } else if (left >= 4) {
-      weights_tile<A, T, NC, 4>(p, ch, tail, qb, scale, q0, sc, stride);
-      q0 += 4;
-    } else if (left >= 2) {
-      weights_tile<A, T, NC, 2>(p, ch, tail, qb, scale, q0, sc, stride);
-      q0 += 2;
-    } else {
-      weights_tile<A, T, NC, 1>(p, ch, tail, qb, scale, q0, sc, stride);
-      q0 += 1;
+    switch (nq - q0 < kMaxTile ? nq - q0 : kMaxTile) {
+      case 1: weights_tile<A, T, NC, 1>(p, ch, tail, qb, scale, q0, sc, stride); break;
+      case 2: weights_tile<A, T, NC, 2>(p, ch, tail, qb, scale, q0, sc, stride); break;
+      case 3: weights_tile<A, T, NC, 3>(p, ch, tail, qb, scale, q0, sc, stride); break;
+      case 4: weights_tile<A, T, NC, 4>(p, ch, tail, qb, scale, q0, sc, stride); break;
+      case 5: weights_tile<A, T, NC, 5>(p, ch, tail, qb, scale, q0, sc, stride); break;
+      case 6: weights_tile<A, T, NC, 6>(p, ch, tail, qb, scale, q0, sc, stride); break;
+      case 7: weights_tile<A, T, NC, 7>(p, ch, tail, qb, scale, q0, sc, stride); break;
+      default: weights_tile<A, T, NC, 8>(p, ch, tail, qb, scale, q0, sc, stride); break;
     }
   }
 }
