@@ -427,34 +427,36 @@ void naive_attend_group(const hgca::cpu::GroupAttentionParams<hgca::detail::bf16
 }
 
 constexpr int32_t kReevalRows = 512;   // one prefill chunk
-constexpr int64_t kReevalKeys = 4096;  // store entries per KV head
 constexpr int32_t kReevalChunkRows = 64;
 
 /// args: path (0: the engine's weights kernel, as run_reevaluation runs it: (KV head, 64-row chunk)
-/// tasks; 1: naive_attend_group, which re-evaluations ran on before, a task per KV head). bf16, Hkv 8, G 4, D 128, all threads; K in 64-row blocks like a store's.
+/// tasks; 1: naive_attend_group, which re-evaluations ran on before, a task per KV head); store
+/// entries per KV head (4096: K in L2; 32768: the kernel's score rows past L2). bf16, Hkv 8, G 4,
+/// D 128, all threads; K in 64-row blocks like a store's.
 void BM_Reevaluation(benchmark::State& state) {
+  const int64_t keys = state.range(1);
   tbb::task_arena arena(all_threads());
   const int32_t hq = kKvHeads * kGroup;
   std::mt19937_64 rng(4);
   std::normal_distribution<float> dist;
-  std::vector<uint16_t> k(static_cast<size_t>(kKvHeads) * kReevalKeys * kHeadDim), q(static_cast<size_t>(kReevalRows) * hq * kHeadDim);
+  std::vector<uint16_t> k(static_cast<size_t>(kKvHeads) * keys * kHeadDim), q(static_cast<size_t>(kReevalRows) * hq * kHeadDim);
   for (auto& x : k) x = hgca::float_to_bf16(dist(rng));
   for (auto& x : q) x = hgca::float_to_bf16(dist(rng));
   const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
   constexpr int32_t kChunks = kReevalRows / kReevalChunkRows;
-  std::vector<float> acc(static_cast<size_t>(kKvHeads) * kChunks * kGroup * kReevalKeys);
-  std::vector<float> naive_w(static_cast<size_t>(kKvHeads) * kReevalKeys);
-  auto head_k = [&](int32_t h) { return reinterpret_cast<const hgca::detail::bf16_t*>(k.data()) + int64_t{h} * kReevalKeys * kHeadDim; };
+  std::vector<float> acc(static_cast<size_t>(kKvHeads) * kChunks * kGroup * keys);
+  std::vector<float> naive_w(static_cast<size_t>(kKvHeads) * keys);
+  auto head_k = [&](int32_t h) { return reinterpret_cast<const hgca::detail::bf16_t*>(k.data()) + int64_t{h} * keys * kHeadDim; };
   auto engine = [&] {
     tbb::parallel_for(0, kKvHeads * kChunks, [&](int32_t task) {
       const int32_t h = task / kChunks, r0 = task % kChunks * kReevalChunkRows;
       std::vector<hgca::cpu::arch::KvRun> runs;
-      for (int64_t t = 0; t < kReevalKeys; t += 64) runs.push_back({head_k(h) + t * kHeadDim, nullptr, 64});
-      std::vector<float> work(static_cast<size_t>(hgca::cpu::arch::weights_work_floats(kReevalChunkRows, kGroup, kHeadDim, kReevalKeys)));
-      float* a = acc.data() + static_cast<size_t>(task) * kGroup * kReevalKeys;
-      std::fill(a, a + kGroup * kReevalKeys, 0.0f);
+      for (int64_t t = 0; t < keys; t += 64) runs.push_back({head_k(h) + t * kHeadDim, nullptr, 64});
+      std::vector<float> work(static_cast<size_t>(hgca::cpu::arch::weights_work_floats(kReevalChunkRows, kGroup, kHeadDim, keys)));
+      float* a = acc.data() + static_cast<size_t>(task) * kGroup * keys;
+      std::fill(a, a + kGroup * keys, 0.0f);
       hgca::cpu::arch::WeightsParams p;
-      p.n = kReevalKeys;
+      p.n = keys;
       p.runs = runs.data();
       p.n_runs = static_cast<int32_t>(runs.size());
       p.q = q.data() + (int64_t{r0} * hq + int64_t{h} * kGroup) * kHeadDim;
@@ -471,7 +473,7 @@ void BM_Reevaluation(benchmark::State& state) {
   auto naive = [&] {
     tbb::parallel_for(0, kKvHeads, [&](int32_t h) {
       std::vector<hgca::cpu::KvSegment<hgca::detail::bf16_t>> segments;
-      for (int64_t t = 0; t < kReevalKeys; t += 64) segments.push_back({head_k(h) + t * kHeadDim, head_k(h) + t * kHeadDim, 64, kHeadDim});
+      for (int64_t t = 0; t < keys; t += 64) segments.push_back({head_k(h) + t * kHeadDim, head_k(h) + t * kHeadDim, 64, kHeadDim});
       std::vector<float> o(static_cast<size_t>(kReevalRows) * kGroup * kHeadDim), lse(static_cast<size_t>(kReevalRows) * kGroup);
       hgca::cpu::GroupAttentionParams<hgca::detail::bf16_t> p;
       p.q = reinterpret_cast<const hgca::detail::bf16_t*>(q.data()) + int64_t{h} * kGroup * kHeadDim;
@@ -485,7 +487,7 @@ void BM_Reevaluation(benchmark::State& state) {
       p.o_row_stride = int64_t{kGroup} * kHeadDim;
       p.lse = lse.data();
       p.lse_row_stride = kGroup;
-      p.weights = naive_w.data() + int64_t{h} * kReevalKeys;
+      p.weights = naive_w.data() + int64_t{h} * keys;
       naive_attend_group(p);
     });
   };
@@ -494,12 +496,12 @@ void BM_Reevaluation(benchmark::State& state) {
     arena.execute([&] { state.range(0) == 0 ? engine() : naive(); });
     state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  const double scores = static_cast<double>(kReevalRows) * hq * kReevalKeys;
+  const double scores = static_cast<double>(kReevalRows) * hq * static_cast<double>(keys);
   state.counters["Gscores_per_s"] = benchmark::Counter(scores * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
   state.counters["threads"] = arena.max_concurrency();
   state.SetLabel(state.range(0) == 0 ? "engine weights kernel" : "naive host attention (before)");
 }
-BENCHMARK(BM_Reevaluation)->Arg(0)->Arg(1)->ArgName("naive")->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_Reevaluation)->ArgsProduct({{0, 1}, {4096, 32768}})->ArgNames({"naive", "keys"})->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 
 }  // namespace
 
