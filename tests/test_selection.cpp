@@ -119,6 +119,34 @@ TEST(Selection, MergedHeadsArePaddedToEqualLength) {
   EXPECT_THAT(kv.store(1).context.indices, ElementsAre(1u, 0u));  // padded, best first
 }
 
+/// attend_group's outputs for one fp32 GQA group: o, lse and the MAW observations.
+struct GroupOutputs {
+  std::vector<float> o, lse, weights;
+};
+
+/// `rows` query rows of `group` heads at q (rows group·kD apart) over `segments` (n_keys keys),
+/// scale 0.35, row r seeing keys [0, causal + r + 1) (causal < 0: all).
+GroupOutputs attend_fp32(const std::vector<float>& q, int32_t rows, int32_t group,
+                         std::span<const cpu::KvSegment<float>> segments, int64_t n_keys, int64_t causal) {
+  GroupOutputs out{std::vector<float>(rows * group * kD), std::vector<float>(rows * group), std::vector<float>(n_keys)};
+  cpu::GroupAttentionParams<float> p;
+  p.q = q.data();
+  p.q_row_stride = group * kD;
+  p.n_rows = rows;
+  p.group = group;
+  p.head_dim = kD;
+  p.sm_scale = 0.35f;
+  p.segments = segments;
+  p.causal_offset = causal;
+  p.o = out.o.data();
+  p.o_row_stride = group * kD;
+  p.lse = out.lse.data();
+  p.lse_row_stride = group;
+  p.weights = out.weights.data();
+  cpu::attend_group(p);
+  return out;
+}
+
 // Every row over every key (causal_offset < 0: one pass for all rows), the keys in two segments
 // whose rows are two heads apart (as a window's): o and lse against the fp64 attention, the
 // weights against the fp64 observation.
@@ -136,21 +164,7 @@ TEST(Selection, GroupAttentionOverEveryKeyMatchesTheReference) {
   }
   const cpu::KvSegment<float> segs[2] = {{kf.data(), vf.data(), first, 2 * kD},
                                          {kf.data() + 2 * first * kD, vf.data() + 2 * first * kD, n_keys - first, 2 * kD}};
-  std::vector<float> o(rows * group * kD), lse(rows * group), weights(n_keys);
-  cpu::GroupAttentionParams<float> p;
-  p.q = qf.data();
-  p.q_row_stride = group * kD;
-  p.n_rows = rows;
-  p.group = group;
-  p.head_dim = kD;
-  p.sm_scale = 0.35f;
-  p.segments = segs;
-  p.o = o.data();
-  p.o_row_stride = group * kD;
-  p.lse = lse.data();
-  p.lse_row_stride = group;
-  p.weights = weights.data();
-  cpu::attend_group(p);
+  const auto [o, lse, weights] = attend_fp32(qf, rows, group, segs, n_keys, -1);
   std::vector<double> want_o, want_lse;
   ref::attention_over_set(q, rows, group, k, v, n_keys, kD, 0.35, want_o, want_lse);
   for (std::size_t i = 0; i < o.size(); ++i) EXPECT_NEAR(o[i], want_o[i], 1e-5 * std::max(1.0, std::abs(want_o[i]))) << i;
@@ -176,23 +190,8 @@ TEST(Selection, GqaObservationIsMaxOverGroupOfMeanOverRows) {
   const auto q = ref::normal(rng, rows * group * kD, 2.0), k = ref::normal(rng, n_keys * kD, 2.0),
              v = ref::normal(rng, n_keys * kD);
   const std::vector<float> qf(q.begin(), q.end()), kf(k.begin(), k.end()), vf(v.begin(), v.end());
-  std::vector<float> o(rows * group * kD), lse(rows * group), weights(n_keys);
   const cpu::KvSegment<float> seg{kf.data(), vf.data(), n_keys, kD};
-  cpu::GroupAttentionParams<float> p;
-  p.q = qf.data();
-  p.q_row_stride = group * kD;
-  p.n_rows = rows;
-  p.group = group;
-  p.head_dim = kD;
-  p.sm_scale = 0.35f;
-  p.segments = std::span(&seg, 1);
-  p.causal_offset = causal;
-  p.o = o.data();
-  p.o_row_stride = group * kD;
-  p.lse = lse.data();
-  p.lse_row_stride = group;
-  p.weights = weights.data();
-  cpu::attend_group(p);
+  const auto weights = attend_fp32(qf, rows, group, std::span(&seg, 1), n_keys, causal).weights;
   const auto expect = ref::maw_observation(q, rows, group, k, n_keys, kD, 0.35f, causal);
   for (int64_t j = 0; j < n_keys; ++j) EXPECT_NEAR(weights[j], expect[j], 1e-6) << j;
   EXPECT_EQ(weights[9], 0.0f);  // no row sees key 9
