@@ -4,7 +4,8 @@
 // (n_rows > 1) against an OpenBLAS sgemm formulation of the same attention; the balance workload
 // once more with each context set read as the runtime's context caches hold it, in segments.
 //
-// Working set: HGCA_BENCH_WS_MB (default 1536) MiB of selected K+V, far above any L3 it runs on. The
+// Working set: HGCA_BENCH_WS_MB (default 1536) MiB of selected K+V, far above any L3 it runs on (below
+// 64, one step's uniform heads with fewer keys: the engine from cache, its compute's ceiling). The
 // context caches and the streaming read's buffer are node memory as the runtime's store memory takes
 // it (cpu::node_alloc: node 0, transparent huge pages advised).
 // Shape: Hkv = 8 KV heads, G = 4 (Llama-3-8B-like), D = 128, 16384 selected keys per head (uniform)
@@ -132,6 +133,8 @@ struct Workload {
 std::vector<int64_t> uniform_lengths() {
   const int64_t per_head = kUniformSelected * kHeadDim * 2 * 2;
   const int64_t batch = std::max<int64_t>(1, working_set_bytes() / (per_head * kKvHeads));
+  if (working_set_bytes() < per_head * kKvHeads)  // cache-resident runs: fewer keys per head
+    return std::vector<int64_t>(kKvHeads, std::max<int64_t>(64, working_set_bytes() / (kKvHeads * kHeadDim * 2 * 2)));
   return std::vector<int64_t>(static_cast<size_t>(batch * kKvHeads), kUniformSelected);
 }
 

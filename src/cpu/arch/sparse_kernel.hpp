@@ -4,7 +4,7 @@
 // out of line (std::vector, std::fill …): the linker could pick such a copy, compiled with AVX-512
 // flags, for every caller in the program.
 //
-// One pass over K and V (one run, or a few runs in turn) in blocks of kBlock keys, online softmax in
+// One pass over K and V (one run, or a few runs in turn) in blocks of keys, online softmax in
 // base 2 (scores are pre-multiplied by log2 e; converted to natural log at the edge). Per block, for
 // a tile of up to 8 queries (all G heads of a decode step together): the scores (each K row loaded
 // once for the whole tile, 16 keys' partial sums reduced together), one max/rescale for the block,
@@ -86,9 +86,15 @@ inline int32_t pos(int32_t i) {
   }
 }
 
-/// Keys per block: a block's scores are computed first, then its softmax (one running-max update
-/// and one rescale of the outputs per block, not per key), then its V rows.
+/// Keys per block (at most): a block's scores are computed first, then its softmax (one running-max
+/// update and one rescale of the outputs per block, not per key), then its V rows.
 constexpr int kBlock = 64;
+/// Keys per block when one tile of queries streams K and V (a decode step): the block's rows, read
+/// twice or more (one V pass per S slices), and the next block's, prefetched meanwhile, must stay in
+/// L1 — AMD's software prefetches fill L1, and at 64 keys of D 128 they overflowed Zen 4's 32 KB
+/// (one core ran at 0.55 of the DRAM read at 64 keys, 0.66 at 16). With several tiles each block is
+/// reused from cache by every tile, and kBlock's fewer blocks cost less softmax overhead.
+constexpr int kStreamBlock = 16;
 
 /// Head-dim chunks of 2W elements: NC at compile time for the common head dims (loops unrolled, the
 /// queries' chunks kept in registers where they fit), NC = 0 for the others (nc at run time).
@@ -252,15 +258,16 @@ void blocks(const T* k, const T* v, int64_t n, int32_t d, Chunks<NC> ch, int32_t
             float* os, float* ms, float* ls, const T* k_after, const T* v_after, int64_t n_after) {
   const int32_t dp = ch.count() * 2 * A::W;
   const int32_t tail = d - (ch.count() - 1) * 2 * A::W;
-  for (int64_t t0 = 0; t0 < n; t0 += kBlock) {
-    const auto nt = static_cast<int32_t>(n - t0 < kBlock ? n - t0 : kBlock);
+  const int32_t bk = nq > kMaxTile ? kBlock : kStreamBlock;
+  for (int64_t t0 = 0; t0 < n; t0 += bk) {
+    const auto nt = static_cast<int32_t>(n - t0 < bk ? n - t0 : bk);
     const T* kb = k + t0 * d;
     const T* vb = v + t0 * d;
     const int64_t left = n - t0 - nt;
     const T* kn = left > 0 ? kb + nt * d : k_after;
     const T* vn = left > 0 ? vb + nt * d : v_after;
     const int64_t ahead = left > 0 ? left : n_after;
-    int32_t n_next = static_cast<int32_t>(ahead < kBlock ? ahead : kBlock);  // prefetched by the first tile
+    int32_t n_next = static_cast<int32_t>(ahead < bk ? ahead : bk);  // prefetched by the first tile
     for (int32_t q0 = 0; q0 < nq; q0 += kMaxTile) {
       const float* qb = qs + q0 * dp;
       float* ob = os + q0 * dp;
