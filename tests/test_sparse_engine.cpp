@@ -58,7 +58,11 @@ struct Case {
   std::vector<std::vector<std::byte>> k, v, q;  // per item
   std::vector<std::vector<double>> ref_o, ref_lse;
 
-  Case(DType dt, int32_t d_, int32_t g, int32_t rows, uint64_t seed) : dtype(dt), d(d_), group(g), n_rows(rows) {
+  /// `ramp` +1 (-1): every query's element 0 is 8 and the keys' element 0 rises (falls) from -8 to 8
+  /// along the set, so the scores drift by 34 (at D 128) to 68 (D 8) in natural log units: the
+  /// running max moves often, by less and by more than the kernels' rescale margin (or never).
+  Case(DType dt, int32_t d_, int32_t g, int32_t rows, uint64_t seed, int ramp = 0)
+      : dtype(dt), d(d_), group(g), n_rows(rows) {
     std::mt19937_64 rng(seed);
     // Scores of standard deviation ~3: a peaked softmax, so the running max matters.
     sm_scale = static_cast<float>(3.0 / std::sqrt(static_cast<double>(d)));
@@ -66,6 +70,13 @@ struct Case {
       auto kd = exact_normal(rng, static_cast<size_t>(n * d));
       auto vd = exact_normal(rng, static_cast<size_t>(n * d));
       auto qd = exact_normal(rng, static_cast<size_t>(rows * g * d));
+      if (ramp != 0) {
+        for (int64_t j = 0; j < n; ++j) {
+          const double x = -8.0 + 16.0 * static_cast<double>(j) / static_cast<double>(n);
+          kd[static_cast<size_t>(j * d)] = std::clamp(std::round(ramp * x * 16.0), -127.0, 127.0) / 16.0;
+        }
+        for (int64_t i = 0; i < int64_t{rows} * g; ++i) qd[static_cast<size_t>(i * d)] = 8.0;
+      }
       std::vector<double> o, lse;
       ref::attention_over_set(qd, rows, g, kd, vd, n, d, sm_scale, o, lse);
       k.push_back(encode(kd, dtype));
@@ -138,10 +149,10 @@ Result run(const Case& c, const SparseEngine& engine, tbb::task_arena& arena, in
 }
 
 /// Cases are built once and shared by every ISA's test (the fp64 reference dominates the run time).
-const Case& get_case(DType dtype, int32_t d, int32_t group, int32_t rows) {
-  static std::map<std::tuple<DType, int32_t, int32_t, int32_t>, std::unique_ptr<Case>> cache;
-  auto& slot = cache[{dtype, d, group, rows}];
-  if (!slot) slot = std::make_unique<Case>(dtype, d, group, rows, 1000u * d + 10u * group + rows);
+const Case& get_case(DType dtype, int32_t d, int32_t group, int32_t rows, int ramp = 0) {
+  static std::map<std::tuple<DType, int32_t, int32_t, int32_t, int>, std::unique_ptr<Case>> cache;
+  auto& slot = cache[{dtype, d, group, rows, ramp}];
+  if (!slot) slot = std::make_unique<Case>(dtype, d, group, rows, 1000u * d + 10u * group + rows, ramp);
   return *slot;
 }
 
@@ -194,6 +205,29 @@ TEST_P(SparseEngineIsa, MatchesReference) {
         const Case& c = get_case(dtype, d, group, rows);
         const Result r = run(c, engine, arena);
         expect_matches_reference(c, r, fmt_case(isa, dtype, d, group, rows));
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// Scores that drift along the set (the running max moves block after block, or only in the first)
+// give the reference's answer on every path.
+TEST_P(SparseEngineIsa, DriftingScoresMatchReference) {
+  const auto [isa, dtype] = GetParam();
+  if (!cpu::isa_supported(isa)) {
+    GTEST_SKIP() << "ISA path " << cpu::to_string(isa) << " skipped: this CPU (or build) lacks it";
+  }
+  SparseEngineConfig cfg;
+  cfg.isa = isa;
+  const SparseEngine engine(cfg);
+  tbb::task_arena arena;
+  for (int ramp : {1, -1}) {
+    for (int32_t d : {8, 128}) {
+      for (int32_t rows : {1, 3}) {
+        const Case& c = get_case(dtype, d, 4, rows, ramp);
+        expect_matches_reference(c, run(c, engine, arena),
+                                 fmt_case(isa, dtype, d, 4, rows) + " ramp=" + std::to_string(ramp));
         if (HasFatalFailure()) return;
       }
     }

@@ -46,6 +46,7 @@ struct Avx2 {
   using Bf16Pairs = int;
   static Bf16Pairs load_bf16_pairs(const bf16*, int32_t) { return 0; }
   static V dot_bf16(V acc, V, Bf16Pairs) { return acc; }
+  static bool any_above(V x, float t) { return _mm256_movemask_ps(_mm256_cmp_ps(x, _mm256_set1_ps(t), _CMP_GT_OQ)) != 0; }
   static float hmax(V x) {
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
     s = _mm_max_ps(s, _mm_movehl_ps(s, s));
@@ -53,7 +54,7 @@ struct Avx2 {
     return _mm_cvtss_f32(s);
   }
 
-  /// 2^x for x ≤ 0 (-inf → 0): 2^round(x) built in the exponent bits × p(x − round(x)), p of degree 7 (rel. error < 1e-7).
+  /// 2^x for x ≤ kRescaleMargin (-inf → 0): 2^round(x) built in the exponent bits × p(x − round(x)), p of degree 7 (rel. error < 1e-7).
   static V exp2(V x) {
     x = _mm256_max_ps(x, _mm256_set1_ps(-127.0f));  // 2^-127 → exponent field 0 → 0
     const V fl = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);

@@ -95,6 +95,8 @@ constexpr int kBlock = 64;
 /// (one core ran at 0.55 of the DRAM read at 64 keys, 0.66 at 16). With several tiles each block is
 /// reused from cache by every tile, and kBlock's fewer blocks cost less softmax overhead.
 constexpr int kStreamBlock = 16;
+/// How far (log2) a score may pass the running max before the max moves (see block()).
+constexpr float kRescaleMargin = 8.0f;
 
 /// Head-dim chunks of 2W elements: NC at compile time for the common head dims (loops unrolled, the
 /// queries' chunks kept in registers where they fit), NC = 0 for the others (nc at run time).
@@ -206,14 +208,23 @@ inline void block(const T* k, const T* v, int32_t nt, int32_t d, Chunks<NC> ch, 
   next.per_step = (2 * next.bytes + steps - 1) / steps;
   block_scores<A, T, NC, QT>(k, nt, d, ch, tail, qb, scale, &sc[0][0], kBlock, next);
 
-  // Online softmax over the block: new running max, rescale factor of the old state, the weights.
+  // Online softmax over the block. The running max m moves only when a score passes it by more than
+  // kRescaleMargin, so most blocks skip the max's reduction, the rescale factor and the outputs'
+  // rescale (FlashAttention-4's conditional rescaling); the weights stay below 2^kRescaleMargin.
+  // o and l share m, so o / l and the LSE (m + log2 l) are unchanged.
   float alpha[QT];
+  bool rescale = false;
   for (int q = 0; q < QT; ++q) {
     V mx = A::load(sc[q]);
     for (int32_t s0 = W; s0 < nt; s0 += W) mx = A::max(mx, A::load(sc[q] + s0));
-    const float mn = fmax_(m[q], A::hmax(mx));
-    alpha[q] = exp2f(m[q] - mn);  // m = -inf at the start: 0, and o, l are 0 anyway
-    const V mv = A::set1(mn);
+    alpha[q] = 1.0f;
+    if (A::any_above(mx, m[q] + kRescaleMargin)) {  // m = -inf at the start: always
+      const float mn = A::hmax(mx);
+      alpha[q] = exp2f(m[q] - mn);  // m = -inf at the start: 0, and o, l are 0 anyway
+      m[q] = mn;
+      rescale = true;
+    }
+    const V mv = A::set1(m[q]);
     V sum = A::zero();
     for (int32_t s0 = 0; s0 < nt; s0 += W) {
       const V p = A::exp2(A::sub(A::load(sc[q] + s0), mv));
@@ -221,7 +232,6 @@ inline void block(const T* k, const T* v, int32_t nt, int32_t d, Chunks<NC> ch, 
       sum = A::add(sum, p);
     }
     l[q] = l[q] * alpha[q] + A::hsum(sum);
-    m[q] = mn;
   }
 
   // Values: S W-wide slices of the head dim per pass (QT·S accumulators in registers), each V row's
@@ -230,7 +240,10 @@ inline void block(const T* k, const T* v, int32_t nt, int32_t d, Chunks<NC> ch, 
     V acc[QT][S];
     for (int q = 0; q < QT; ++q) {
       const V a = A::set1(alpha[q]);
-      for (int s = 0; s < S; ++s) acc[q][s] = A::mul(A::load(ob + q * dp + j0 + s * W), a);
+      for (int s = 0; s < S; ++s) {
+        acc[q][s] = A::load(ob + q * dp + j0 + s * W);
+        if (rescale) acc[q][s] = A::mul(acc[q][s], a);
+      }
     }
     for (int32_t t = 0; t < nt; ++t) {
       next.step();

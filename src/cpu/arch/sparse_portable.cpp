@@ -66,6 +66,11 @@ struct Portable {
   using Bf16Pairs = int;
   static Bf16Pairs load_bf16_pairs(const bf16*, int32_t) { return 0; }
   static V dot_bf16(V acc, V, Bf16Pairs) { return acc; }
+  static bool any_above(V a, float t) {
+    for (float e : a.x)
+      if (e > t) return true;
+    return false;
+  }
   static float hmax(V a) {
     float s = a.x[0];
     for (float e : a.x) s = std::max(s, e);
