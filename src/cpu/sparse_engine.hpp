@@ -90,8 +90,9 @@ struct SparseEngineStats {
 /// on one engine are safe (it keeps no per-call state). Tasks run with denormals flushed (FTZ/DAZ,
 /// restored after each task); chunks of a split item write cache-line-aligned partial buffers and
 /// are merged by LSE in chunk order by whichever finishes last, so results are bitwise the same at
-/// any thread count. Decode (n_rows = 1) and append (n_rows > 1) use the same kernel: blocks of 64
-/// keys, up to 8 query rows (G heads × rows) dotted with each K row while it is in registers.
+/// any thread count. Decode (n_rows = 1) and append (n_rows > 1) use the same kernel: blocks of 16
+/// keys (64 when there are more than 8 query rows), up to 8 query rows (G heads × rows) dotted with
+/// each K row while it is in registers.
 class SparseEngine {
  public:
   explicit SparseEngine(SparseEngineConfig config = {});

@@ -54,7 +54,7 @@ struct SparseWorkload::Impl {
   std::vector<cpu::SparseItem> items;      // scratch of the current step
 };
 
-const char* engine_name() { return "cpu::SparseEngine (SIMD sparse attention, blocks of 64 keys)"; }
+const char* engine_name() { return "cpu::SparseEngine (SIMD sparse attention, decode blocks of 16 keys)"; }
 
 std::string engine_auto_isa() { return cpu::to_string(cpu::best_isa()); }
 
