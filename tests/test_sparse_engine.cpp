@@ -187,24 +187,30 @@ std::string fmt_case(SparseIsa isa, DType dtype, int32_t d, int32_t group, int32
          " G=" + std::to_string(group) + " rows=" + std::to_string(rows);
 }
 
-class SparseEngineIsa : public ::testing::TestWithParam<std::tuple<SparseIsa, DType>> {};
+/// An engine on the parameter's ISA path (the test skipped where this CPU lacks it).
+class SparseEngineIsa : public ::testing::TestWithParam<std::tuple<SparseIsa, DType>> {
+ protected:
+  void SetUp() override {
+    if (!cpu::isa_supported(isa)) {
+      GTEST_SKIP() << "ISA path " << cpu::to_string(isa) << " skipped: this CPU (or build) lacks it";
+    }
+    SparseEngineConfig cfg;
+    cfg.isa = isa;
+    engine = std::make_unique<SparseEngine>(cfg);
+    ASSERT_EQ(engine->isa(), isa);
+  }
+  const SparseIsa isa = std::get<0>(GetParam());
+  const DType dtype = std::get<1>(GetParam());
+  std::unique_ptr<SparseEngine> engine;
+  tbb::task_arena arena;
+};
 
 TEST_P(SparseEngineIsa, MatchesReference) {
-  const auto [isa, dtype] = GetParam();
-  if (!cpu::isa_supported(isa)) {
-    GTEST_SKIP() << "ISA path " << cpu::to_string(isa) << " skipped: this CPU (or build) lacks it";
-  }
-  SparseEngineConfig cfg;
-  cfg.isa = isa;
-  const SparseEngine engine(cfg);
-  ASSERT_EQ(engine.isa(), isa);
-  tbb::task_arena arena;
   for (int32_t d : {8, 24, 64, 128, 256}) {
     for (int32_t group : {1, 2, 5, 8}) {
       for (int32_t rows : {1, 3}) {
         const Case& c = get_case(dtype, d, group, rows);
-        const Result r = run(c, engine, arena);
-        expect_matches_reference(c, r, fmt_case(isa, dtype, d, group, rows));
+        expect_matches_reference(c, run(c, *engine, arena), fmt_case(isa, dtype, d, group, rows));
         if (HasFatalFailure()) return;
       }
     }
@@ -214,19 +220,11 @@ TEST_P(SparseEngineIsa, MatchesReference) {
 // Scores that drift along the set (the running max moves block after block, or only in the first)
 // give the reference's answer on every path.
 TEST_P(SparseEngineIsa, DriftingScoresMatchReference) {
-  const auto [isa, dtype] = GetParam();
-  if (!cpu::isa_supported(isa)) {
-    GTEST_SKIP() << "ISA path " << cpu::to_string(isa) << " skipped: this CPU (or build) lacks it";
-  }
-  SparseEngineConfig cfg;
-  cfg.isa = isa;
-  const SparseEngine engine(cfg);
-  tbb::task_arena arena;
   for (int ramp : {1, -1}) {
     for (int32_t d : {8, 128}) {
       for (int32_t rows : {1, 3}) {
         const Case& c = get_case(dtype, d, 4, rows, ramp);
-        expect_matches_reference(c, run(c, engine, arena),
+        expect_matches_reference(c, run(c, *engine, arena),
                                  fmt_case(isa, dtype, d, 4, rows) + " ramp=" + std::to_string(ramp));
         if (HasFatalFailure()) return;
       }
