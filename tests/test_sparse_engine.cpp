@@ -59,7 +59,7 @@ struct Case {
   std::vector<std::vector<double>> ref_o, ref_lse;
 
   /// `ramp` +1 (-1): every query's element 0 is 8 and the keys' element 0 rises (falls) from -8 to 8
-  /// along the set, so the scores drift by 34 (at D 128) to 68 (D 8) in natural log units: the
+  /// along the set, so the scores drift by 34 (at D 128) to 136 (D 8) in natural log units: the
   /// running max moves often, by less and by more than the kernels' rescale margin (or never).
   Case(DType dt, int32_t d_, int32_t g, int32_t rows, uint64_t seed, int ramp = 0)
       : dtype(dt), d(d_), group(g), n_rows(rows) {

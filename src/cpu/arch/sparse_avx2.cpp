@@ -54,7 +54,7 @@ struct Avx2 {
     return _mm_cvtss_f32(s);
   }
 
-  /// 2^x for x ≤ kRescaleMargin (-inf → 0): 2^round(x) built in the exponent bits × p(x − round(x)), p of degree 7 (rel. error < 1e-7).
+  /// 2^x for x < 127.5 (the kernel passes ≤ 16; -inf → 0): 2^round(x) built in the exponent bits × p(x − round(x)), p of degree 7 (rel. error < 1e-7).
   static V exp2(V x) {
     x = _mm256_max_ps(x, _mm256_set1_ps(-127.0f));  // 2^-127 → exponent field 0 → 0
     const V fl = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);

@@ -59,7 +59,7 @@ struct Avx512 {
   static float hmax(V x) { return _mm512_reduce_max_ps(x); }
   static bool any_above(V x, float t) { return _mm512_cmp_ps_mask(x, _mm512_set1_ps(t), _CMP_GT_OQ) != 0; }
 
-  /// 2^x for x ≤ kRescaleMargin (-inf → 0): 2^round(x) × p(x − round(x)), p the degree-7 Taylor polynomial (rel. error < 1e-7).
+  /// 2^x for x < 127.5 (the kernel passes ≤ 16; -inf → 0): 2^round(x) × p(x − round(x)), p the degree-7 Taylor polynomial (rel. error < 1e-7).
   static V exp2(V x) {
     x = _mm512_max_ps(x, _mm512_set1_ps(-160.0f));
     const V fl = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);

@@ -7,7 +7,7 @@
 // One pass over K and V (one run, or a few runs in turn) in blocks of keys, online softmax in
 // base 2 (scores are pre-multiplied by log2 e; converted to natural log at the edge). Per block, for
 // a tile of up to 8 queries (all G heads of a decode step together): the scores (each K row loaded
-// once for the whole tile, 16 keys' partial sums reduced together), one max/rescale for the block,
+// once for the whole tile, 16 keys' partial sums reduced together), at most one max/rescale for the block,
 // then the V rows accumulated into the tile's fp32 outputs held in registers; the next block (of
 // the next run, at a run's end) is prefetched meanwhile. The common head dims are compiled with
 // their chunk count known, so the loops unroll and the queries stay in registers.
@@ -86,11 +86,11 @@ inline int32_t pos(int32_t i) {
   }
 }
 
-/// Keys per block (at most): a block's scores are computed first, then its softmax (one running-max
-/// update and one rescale of the outputs per block, not per key), then its V rows.
+/// Keys per block (at most): a block's scores are computed first, then its softmax (at most one
+/// running-max update and one rescale of the outputs per block, not per key), then its V rows.
 constexpr int kBlock = 64;
-/// Keys per block when one tile of queries streams K and V (a decode step): the block's rows, read
-/// twice or more (one V pass per S slices), and the next block's, prefetched meanwhile, must stay in
+/// Keys per block when one tile of queries streams K and V (a decode step): the block's rows (V read
+/// once per pass of S slices, often twice or more) and the next block's, prefetched meanwhile, must stay in
 /// L1 — AMD's software prefetches fill L1, and at 64 keys of D 128 they overflowed Zen 4's 32 KB
 /// (one core ran at 0.55 of the DRAM read at 64 keys, 0.66 at 16). With several tiles each block is
 /// reused from cache by every tile, and kBlock's fewer blocks cost less softmax overhead.
@@ -210,7 +210,8 @@ inline void block(const T* k, const T* v, int32_t nt, int32_t d, Chunks<NC> ch, 
 
   // Online softmax over the block. The running max m moves only when a score passes it by more than
   // kRescaleMargin, so most blocks skip the max's reduction, the rescale factor and the outputs'
-  // rescale (FlashAttention-4's conditional rescaling); the weights stay below 2^kRescaleMargin.
+  // rescale (FlashAttention-4's conditional rescaling); the weights stay ≤ 2^kRescaleMargin (up to
+  // 2^16 once |m| ≥ 2^27, where m + kRescaleMargin may round up by 16).
   // o and l share m, so o / l and the LSE (m + log2 l) are unchanged.
   float alpha[QT];
   bool rescale = false;
@@ -218,7 +219,7 @@ inline void block(const T* k, const T* v, int32_t nt, int32_t d, Chunks<NC> ch, 
     V mx = A::load(sc[q]);
     for (int32_t s0 = W; s0 < nt; s0 += W) mx = A::max(mx, A::load(sc[q] + s0));
     alpha[q] = 1.0f;
-    if (A::any_above(mx, m[q] + kRescaleMargin)) {  // m = -inf at the start: always
+    if (A::any_above(mx, m[q] + kRescaleMargin)) {  // m = -inf at the start: any finite score
       const float mn = A::hmax(mx);
       alpha[q] = exp2f(m[q] - mn);  // m = -inf at the start: 0, and o, l are 0 anyway
       m[q] = mn;
