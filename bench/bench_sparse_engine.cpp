@@ -132,9 +132,9 @@ struct Workload {
 
 std::vector<int64_t> uniform_lengths() {
   const int64_t per_head = kUniformSelected * kHeadDim * 2 * 2;
-  const int64_t batch = std::max<int64_t>(1, working_set_bytes() / (per_head * kKvHeads));
   if (working_set_bytes() < per_head * kKvHeads)  // cache-resident runs: fewer keys per head
     return std::vector<int64_t>(kKvHeads, std::max<int64_t>(64, working_set_bytes() / (kKvHeads * kHeadDim * 2 * 2)));
+  const int64_t batch = working_set_bytes() / (per_head * kKvHeads);
   return std::vector<int64_t>(static_cast<size_t>(batch * kKvHeads), kUniformSelected);
 }
 
