@@ -955,7 +955,9 @@ TEST(RuntimeStoreMemory, ContextCachesThatCannotGrowAreReportedOnceAndNothingIsL
   }
   ASSERT_GT(reports, 0) << "the limit was never reached";
   // The calls after it ran out too, reported (the first of them) by the next call that waits.
-  if (const Status s = dec.rt().synchronize(); !s) EXPECT_THAT(s.message(), HasSubstr("unselected"));
+  if (const Status s = dec.rt().synchronize(); !s) {
+    EXPECT_THAT(s.message(), HasSubstr("unselected"));
+  }
   ASSERT_TRUE(dec.rt().synchronize().is_ok());
   dec.expect_nothing_lost();
   // Some store entries are left out of S (with beta = 0 every one would be in it).
