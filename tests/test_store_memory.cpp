@@ -453,6 +453,61 @@ TEST(ContextCache, GrowingKeepsEveryRowStreamedOrCached) {
   }
 }
 
+// spans_to_reserve lists the spans reserve() takes, in its order: a cache given them allocated
+// ahead (as DramStore::make_room allocates every head's spans of one size together) places its new
+// segments in exactly those spans and takes as much store memory as a cache that allocates them
+// itself; both grow alike (capacities, segments) and keep every row.
+TEST(ContextCache, SpansAllocatedAheadAreTheOnesReserveTakes) {
+  auto memory = test::store_memory(options(1));
+  constexpr std::size_t kRow = 256;  // 512 rows in the first segment
+  kvmgr::ContextCache ahead, itself;
+  std::vector<std::byte> k(kRow * 97), v(kRow * 97);
+  std::mt19937 rng(11);
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = static_cast<std::byte>(rng()), v[i] = static_cast<std::byte>(rng());
+  std::vector<std::byte> k_ref, v_ref;
+  int grown = 0;
+  while (ahead.rows() < 3000) {
+    const int64_t rows = ahead.rows() + 200;  // room ahead of the 97 rows pushed: some steps need none
+    const std::vector<std::size_t> sizes = ahead.spans_to_reserve(*memory, rows, kRow);
+    const int64_t before_ahead = memory->stats(0).used_bytes;
+    std::vector<kvmgr::StoreSpan> spans;
+    for (const std::size_t bytes : sizes) spans.push_back(memory->allocate(0, bytes));
+    std::vector<const void*> given;
+    for (const auto& span : spans) given.push_back(span.data());
+    const int32_t segments = ahead.segment_count();
+    const void* first = segments > 0 ? ahead.segment(0).k : nullptr;
+    ahead.reserve(*memory, 0, rows, kRow, spans);
+    const int64_t took_ahead = memory->stats(0).used_bytes - before_ahead;
+    const int64_t before_itself = memory->stats(0).used_bytes;
+    itself.reserve(*memory, 0, rows, kRow);
+    EXPECT_EQ(memory->stats(0).used_bytes - before_itself, took_ahead) << "at " << rows << " rows";
+    EXPECT_EQ(ahead.capacity(), itself.capacity());
+    ASSERT_EQ(ahead.segment_count(), itself.segment_count());
+    auto half = [](const kvmgr::KvSegment& seg) {  // bytes of its K rows
+      return static_cast<const std::byte*>(seg.v) - static_cast<const std::byte*>(seg.k);
+    };
+    for (int32_t s = 0; s < ahead.segment_count(); ++s) EXPECT_EQ(half(ahead.segment(s)), half(itself.segment(s))) << "segment " << s;
+    // The spans given, in their order: a regrown first segment, then the added ones.
+    std::size_t g = 0;
+    if (ahead.segment(0).k != first) {
+      EXPECT_EQ(ahead.segment(0).k, given[g++]);
+    }
+    for (int32_t s = std::max(segments, 1); s < ahead.segment_count(); ++s) EXPECT_EQ(ahead.segment(s).k, given[g++]) << "segment " << s;
+    EXPECT_EQ(sizes.size() - g, ahead.segment_count() > 1 && segments <= 1 ? 1u : 0u) << "the segment table";
+    grown += !sizes.empty();
+    ahead.push_back(k.data(), v.data(), 97);
+    itself.push_back(k.data(), v.data(), 97);
+    k_ref.insert(k_ref.end(), k.begin(), k.end());
+    v_ref.insert(v_ref.end(), v.begin(), v.end());
+  }
+  EXPECT_GE(grown, 5);
+  EXPECT_GE(ahead.segment_count(), 3);
+  EXPECT_EQ(test::cache_rows(ahead, false, kRow), k_ref);
+  EXPECT_EQ(test::cache_rows(ahead, true, kRow), v_ref);
+  EXPECT_EQ(test::cache_rows(itself, true, kRow), v_ref);
+  EXPECT_TRUE(ahead.spans_to_reserve(*memory, ahead.capacity(), kRow).empty());
+}
+
 // The first segment holds the most rows that fit its bytes, a power of two of them.
 TEST(ContextCache, FirstSegmentRows) {
   const std::size_t kBytes = kFirstSegment;

@@ -90,34 +90,65 @@ bool ContextCache::device_readable() const {
   return std::all_of(segments_.begin(), segments_.end(), [](const Segment& s) { return s.span.device_readable(); });
 }
 
-void ContextCache::reserve(StoreMemory& memory, int node, int64_t rows, std::size_t row_bytes) {
-  if (rows <= capacity_) return;
+ContextCache::Growth ContextCache::growth(const StoreMemory& memory, int64_t rows, std::size_t row_bytes) const {
+  Growth g;
+  if (rows <= capacity_) return g;
   assert(segment_rows_ == 0 || row_bytes == row_bytes_);
-  const int64_t c0 = segment_rows_ > 0 ? segment_rows_
-                                       : segment_rows_for(row_bytes, memory.options().context_first_segment_bytes);
-  // Everything that can fail first, into locals: the cache changes only once all of it is had.
-  Segment first;  // the first segment, grown
-  const int64_t first_rows = std::min(capacity_, c0);  // 0 while the cache is empty
-  if (first_rows < std::min(rows, c0)) {
+  g.c0 = segment_rows_ > 0 ? segment_rows_ : segment_rows_for(row_bytes, memory.options().context_first_segment_bytes);
+  const int64_t first_rows = std::min(capacity_, g.c0);  // 0 while the cache is empty
+  if (first_rows < std::min(rows, g.c0)) {
     // Halves a power of two of at least 2 KiB while they grow, so that spans come in few sizes and
     // the chunks that serve them are reused; the full first segment exactly c0 rows.
-    const std::size_t full = static_cast<std::size_t>(c0) * row_bytes;
-    first.v_offset = std::min(full, std::bit_ceil(std::max<std::size_t>(static_cast<std::size_t>(std::min(rows, c0)) * row_bytes, 2048)));
-    first.span = memory.allocate(node, 2 * first.v_offset);
+    const std::size_t full = static_cast<std::size_t>(g.c0) * row_bytes;
+    g.first_half = std::min(full, std::bit_ceil(std::max<std::size_t>(static_cast<std::size_t>(std::min(rows, g.c0)) * row_bytes, 2048)));
   }
-  StoreSpan table;
-  std::vector<Segment> added;
-  for (int32_t s = std::max(segment_count(), 1); context_segment_first(s, c0) < rows; ++s) {
+  for (int32_t s = std::max(segment_count(), 1); context_segment_first(s, g.c0) < rows; ++s) {
     if (s >= kMaxContextSegments) throw StoreMemoryExhausted(fmt::format("a context cache of {} rows, past its {} segments", rows, kMaxContextSegments));
-    Segment& seg = added.emplace_back();
-    seg.v_offset = static_cast<std::size_t>(context_segment_rows(s, c0)) * row_bytes;
-    seg.span = memory.allocate(node, 2 * seg.v_offset);
+    g.added_halves.push_back(static_cast<std::size_t>(context_segment_rows(s, g.c0)) * row_bytes);
   }
-  if (!added.empty() && !table_) table = memory.allocate(node, sizeof(KvSegment) * kMaxContextSegments);
+  g.table = !g.added_halves.empty() && !table_;
+  return g;
+}
+
+std::vector<std::size_t> ContextCache::spans_to_reserve(const StoreMemory& memory, int64_t rows, std::size_t row_bytes) const {
+  const Growth g = growth(memory, rows, row_bytes);
+  std::vector<std::size_t> sizes;
+  if (g.first_half > 0) sizes.push_back(2 * g.first_half);
+  for (const std::size_t half : g.added_halves) sizes.push_back(2 * half);
+  if (g.table) sizes.push_back(sizeof(KvSegment) * kMaxContextSegments);
+  return sizes;
+}
+
+void ContextCache::reserve(StoreMemory& memory, int node, int64_t rows, std::size_t row_bytes) {
+  reserve(memory, node, rows, row_bytes, {});
+}
+
+void ContextCache::reserve(StoreMemory& memory, int node, int64_t rows, std::size_t row_bytes,
+                           std::span<StoreSpan> spans) {
+  const Growth g = growth(memory, rows, row_bytes);
+  if (g.c0 == 0) return;  // the capacity suffices
+  // Everything that can fail first, into locals: the cache changes only once all of it is had.
+  std::size_t next = 0;  // spans[next]: the next one taken
+  auto take = [&](std::size_t bytes) {
+    StoreSpan span = next < spans.size() ? std::move(spans[next]) : StoreSpan{};
+    ++next;
+    return span ? std::move(span) : memory.allocate(node, bytes);
+  };
+  Segment first;  // the first segment, grown
+  if (g.first_half > 0) {
+    first.v_offset = g.first_half;
+    first.span = take(2 * first.v_offset);
+  }
+  std::vector<Segment> added(g.added_halves.size());
+  for (std::size_t i = 0; i < added.size(); ++i) {
+    added[i].v_offset = g.added_halves[i];
+    added[i].span = take(2 * added[i].v_offset);
+  }
+  StoreSpan table = g.table ? take(sizeof(KvSegment) * kMaxContextSegments) : StoreSpan{};
   segments_.reserve(std::max<std::size_t>(segments_.size(), 1) + added.size());
 
   row_bytes_ = row_bytes;
-  segment_rows_ = c0;
+  segment_rows_ = g.c0;
   if (first.span) {
     if (rows_ > 0) {
       // Once the store memory outgrows the last-level cache the rows are streamed, as bulk rows into
@@ -139,7 +170,7 @@ void ContextCache::reserve(StoreMemory& memory, int node, int64_t rows, std::siz
     // while the cache grows sees them as they were.
     auto* entries = reinterpret_cast<KvSegment*>(table_.data());
     for (int32_t s = listed; s < segment_count(); ++s) entries[s] = segment(s);
-    capacity_ = context_segment_first(segment_count(), c0);
+    capacity_ = context_segment_first(segment_count(), g.c0);
   } else {
     capacity_ = static_cast<int64_t>(segments_[0].v_offset / row_bytes);
   }
@@ -229,12 +260,34 @@ void DramStore::make_room(const PreparedAppend& prepared, const SelectionParams&
     std::fill(rows.begin() + static_cast<std::ptrdiff_t>(first), last, longest);
   }
   make_entry_room(prepared);
+  // The caches' new spans, those of one size for every head from one call of the allocator: the
+  // heads of young stores grow in the same steps, and with one call per span the scatter's threads
+  // queued for its lock (bench/results/session31).
+  std::vector<std::vector<StoreSpan>> spans(static_cast<std::size_t>(hkv));
+  struct Want {
+    std::size_t bytes;
+    int32_t h, i;
+  };
+  std::vector<Want> wants;
+  for (int32_t h = 0; h < hkv; ++h) {
+    const std::vector<std::size_t> sizes = stores_[h].context_cache.spans_to_reserve(*memory_, rows[h], head_row_bytes_);
+    spans[h].resize(sizes.size());
+    for (std::size_t i = 0; i < sizes.size(); ++i) wants.push_back({sizes[i], h, static_cast<int32_t>(i)});
+  }
+  std::sort(wants.begin(), wants.end(), [](const Want& a, const Want& b) { return a.bytes < b.bytes; });
+  std::vector<StoreSpan> batch;
+  for (std::size_t w0 = 0, w1 = 0; w0 < wants.size(); w0 = w1) {
+    while (w1 < wants.size() && wants[w1].bytes == wants[w0].bytes) ++w1;
+    batch.resize(w1 - w0);
+    memory_->allocate(node_, wants[w0].bytes, batch);
+    for (std::size_t w = w0; w < w1; ++w) spans[wants[w].h][wants[w].i] = std::move(batch[w - w0]);
+  }
   // A growing context cache copies what it holds: per head, in parallel.
   for_each_head_run(hkv, 1, [&](int32_t h, int32_t) {
     auto& s = stores_[h];
     grow_capacity(s.context.member, static_cast<std::size_t>(m));
     grow_capacity(s.context.indices, static_cast<std::size_t>(rows[h]));
-    s.context_cache.reserve(*memory_, node_, rows[h], head_row_bytes_);
+    s.context_cache.reserve(*memory_, node_, rows[h], head_row_bytes_, spans[h]);
   });
 }
 

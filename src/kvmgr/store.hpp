@@ -70,6 +70,12 @@ class ContextCache {
   /// Room for `rows` rows of `row_bytes` (the same at every call), the rows held kept. Throws
   /// StoreMemoryExhausted, leaving the cache as it was.
   void reserve(StoreMemory& memory, int node, int64_t rows, std::size_t row_bytes);
+  /// The spans reserve() of `rows` takes from store memory: their sizes (as asked of
+  /// StoreMemory::allocate) in the order it takes them. Empty when the capacity suffices.
+  std::vector<std::size_t> spans_to_reserve(const StoreMemory& memory, int64_t rows, std::size_t row_bytes) const;
+  /// reserve() with those spans allocated ahead: spans[i] of spans_to_reserve(...)[i] bytes (an empty
+  /// one is allocated here).
+  void reserve(StoreMemory& memory, int node, int64_t rows, std::size_t row_bytes, std::span<StoreSpan> spans);
   /// Appends `n` contiguous K rows and V rows (within capacity()).
   void push_back(const std::byte* k_rows, const std::byte* v_rows, int64_t n);
   void truncate(int64_t rows) { rows_ = std::min(rows_, rows); }
@@ -80,6 +86,15 @@ class ContextCache {
     std::size_t v_offset = 0;
   };
   std::byte* row(int64_t r, bool v) const;
+  /// What reserve(rows) adds: the first segment's rows (c0), the grown first segment's half
+  /// (v_offset; 0: it stays), the added segments' halves, and whether the segment table is new.
+  struct Growth {
+    int64_t c0 = 0;
+    std::size_t first_half = 0;
+    std::vector<std::size_t> added_halves;
+    bool table = false;
+  };
+  Growth growth(const StoreMemory& memory, int64_t rows, std::size_t row_bytes) const;
 
   std::vector<Segment> segments_;
   StoreSpan table_;  // KvSegment[kMaxContextSegments], from the second segment on
