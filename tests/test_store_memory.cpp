@@ -490,9 +490,9 @@ TEST(ContextCache, SpansAllocatedAheadAreTheOnesReserveTakes) {
     // The spans given, in their order: a regrown first segment, then the added ones.
     std::size_t g = 0;
     if (ahead.segment(0).k != first) {
-      EXPECT_EQ(ahead.segment(0).k, given[g++]);
+      EXPECT_EQ(ahead.segment(0).k, given.at(g++));
     }
-    for (int32_t s = std::max(segments, 1); s < ahead.segment_count(); ++s) EXPECT_EQ(ahead.segment(s).k, given[g++]) << "segment " << s;
+    for (int32_t s = std::max(segments, 1); s < ahead.segment_count(); ++s) EXPECT_EQ(ahead.segment(s).k, given.at(g++)) << "segment " << s;
     EXPECT_EQ(sizes.size() - g, ahead.segment_count() > 1 && segments <= 1 ? 1u : 0u) << "the segment table";
     grown += !sizes.empty();
     ahead.push_back(k.data(), v.data(), 97);
