@@ -106,6 +106,14 @@ struct Chunks {
   constexpr int32_t count() const { return NC > 0 ? NC : nc; }
 };
 
+/// Row elements from chunk c on (2W, or `tail` in the last chunk). The compiled head dims (NC > 0:
+/// 64, 128, 256) are whole chunks, so there it is 2W at compile time: no tail test per load.
+template <int NC, int W>
+[[gnu::always_inline]] inline int32_t row_left(int32_t c, int32_t nc, int32_t tail) {
+  if constexpr (NC > 0) return 2 * W;
+  return c + 1 < nc ? 2 * W : tail;
+}
+
 /// Largest divisor of n that is ≤ cap (≥ 1).
 constexpr int divisor_at_most(int n, int cap) {
   int best = 1;
@@ -141,7 +149,7 @@ template <class A, class T, int NC, int QT>
   using V = typename A::V;
   constexpr int W = A::W;
   const int32_t nc = ch.count(), dp = nc * 2 * W;
-  auto rem = [&](int32_t c) { return c + 1 < nc ? 2 * W : tail; };  // row elements from chunk c on
+  auto rem = [&](int32_t c) { return row_left<NC, W>(c, nc, tail); };
   constexpr int KT = A::kRegs >= 32 || QT <= 4 ? 2 : 1;
   for (int32_t s0 = 0; s0 < nt; s0 += W) {
     const int32_t ns = nt - s0 < W ? nt - s0 : W;
@@ -198,7 +206,7 @@ inline void block(const T* k, const T* v, int32_t nt, int32_t d, Chunks<NC> ch, 
   using V = typename A::V;
   constexpr int W = A::W;
   const int32_t nc = ch.count(), dp = nc * 2 * W;
-  auto rem = [&](int32_t c) { return c + 1 < nc ? 2 * W : tail; };  // row elements from chunk c on
+  auto rem = [&](int32_t c) { return row_left<NC, W>(c, nc, tail); };
   alignas(64) float sc[QT][kBlock];
   constexpr int KT = A::kRegs >= 32 || QT <= 4 ? 2 : 1;
   constexpr int S = NC > 0 ? divisor_at_most(2 * NC, (A::kRegs / 2) / QT) : 1;
