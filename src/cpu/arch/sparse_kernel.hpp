@@ -12,7 +12,7 @@
 // the next run, at a run's end) is prefetched meanwhile. The common head dims are compiled with
 // their chunk count known, so the loops unroll and the queries stay in registers.
 // On one Zen 4 core (G = 4, D = 128) the FMA pipe takes q·k 8G and p·v 8G 512-bit FMAs per key (q·k 4G
-// with vdpbf16ps for bf16): 48 of the 79–85 cycles a bf16 key measured (bench/results/session31).
+// with vdpbf16ps for bf16): 48 of the 77–85 cycles a bf16 key measured (bench/results/session31).
 // weights() (a re-evaluation's per-key softmax weights) reuses the score loop (block_scores) over K
 // alone.
 #pragma once
