@@ -101,6 +101,7 @@ hgca::Options to_cpp(const hgca_options& o) {
   r.overflow_window_gbps = o.overflow_window_gbps;
   r.handoff = static_cast<hgca::HostHandoff>(o.handoff);
   r.store_writes = static_cast<hgca::StoreWrites>(o.store_writes);
+  r.staging_limit_bytes = o.staging_limit_bytes;
   return r;
 }
 
@@ -139,7 +140,7 @@ void hgca_options_default(hgca_options* options) {
                           static_cast<hgca_overflow>(d.overflow), d.overflow_margin, d.overflow_cpu_gbps,
                           d.overflow_cpu_row_gbps, d.overflow_h2d_gbps, d.overflow_gpu_gbps, d.overflow_gpu_row_gbps,
                           d.overflow_window_gbps, static_cast<hgca_handoff>(d.handoff),
-                          static_cast<hgca_store_writes>(d.store_writes)};
+                          static_cast<hgca_store_writes>(d.store_writes), d.staging_limit_bytes};
 }
 
 hgca_status hgca_load_options_json(const char* path, hgca_options* inout) {

@@ -81,6 +81,10 @@ Status validate_options(const Options& o) {
   if (static_cast<uint32_t>(o.store_writes) > static_cast<uint32_t>(StoreWrites::kStreamed)) {
     return error(kInvalidArgument, "store_writes = {}, expected auto, cached or streamed", static_cast<int>(o.store_writes));
   }
+  if (o.staging_limit_bytes <= 0) {
+    return error(kInvalidArgument, "staging_limit_bytes = {}, expected > 0 (bytes of FlashD2H's pinned staging)",
+                 o.staging_limit_bytes);
+  }
   if (Status s = check_overflow_options(o); !s) return s;
   return validate_tuning(o);
 }

@@ -26,11 +26,16 @@
 // (kvmgr::MirroredKv), its rows already in the store's per-head blocks. An eviction then only needs
 // the evicted entries' MAW from the GPU (a few floats, written into mapped staging); the CPU pool
 // hands the host window's oldest blocks to the store and selects them, off the streams: each row is
-// copied once, from staging into its block. Each layer has two staging slots, used by its calls in
-// turn: a call's rows wait in its slot until the layer's next call (or drain()) brings them into
-// the host window, or until its scatter has run; the next call waits for that scatter before its
-// sparse attention, so the call after it never copies into a slot still being read. The copy has
-// a stream of its own (D), so that it runs beside the call's attention instead of after the CPU's.
+// copied once, from staging into its block. The calls of every layer take the staging slots in
+// turn (a ring: as many slots as Options::staging_limit_bytes holds at the largest call, at least
+// 4, at most 2 per layer; slots cycled through beyond the last-level cache cost the scatter a
+// quarter of its rate and more, bench/results/session32). A call's rows wait in its slot until the
+// layer's next call (or drain()) brings them into the host window, or until its scatter has run;
+// the next call of the layer waits for that scatter before its sparse attention. The call that
+// takes a slot copies into it after the plan of the call before it, and that plan empties the
+// slot first: it waits for the scatter of the slot's last call, or brings that call's rows into
+// the host window itself. The copy has a stream of its own (D), so that it runs beside the
+// call's attention instead of after the CPU's.
 // The blocks a call's rows start in the host window are allocated by begin_step for every layer of
 // the step, so that store memory running out for them fails begin_step, with every window and
 // store as they were; a call takes its layer's when it is enqueued (a captured call too: the graph
@@ -286,8 +291,12 @@ struct CallJob {
   const std::byte* q = nullptr;      // the caller's q on the device (the GPU's sparse part reads it)
   double window_s = 0.0;             // the cost model's estimate of the window's attention
   std::vector<uint8_t> on_gpu;       // per item (entry i, KV head h at i·Hkv + h): the plan moved it
-  /// The layer's previous call, when its rows still wait in staging for the host window.
-  std::shared_ptr<CallJob> unpushed;
+  /// Calls whose rows still wait in staging for the host window, brought in by this call's plan:
+  /// the layer's previous call, and the last call of the slot the next call takes.
+  std::vector<std::shared_ptr<CallJob>> unpushed;
+  /// The layer whose scatters this call's plan waits for, so that the last call of the slot the
+  /// next call takes is done reading it (−1: none).
+  int32_t frees_lane = -1;
   std::vector<std::shared_ptr<kvmgr::Reevaluation>> reevaluations;
   /// Per batch entry, set when its sequence was released while the call's rows wait in staging
   /// (only a captured call's can: settle() commits the others first): they are dropped.
@@ -300,14 +309,11 @@ class CudaRuntime final : public RuntimeBase {
  public:
   explicit CudaRuntime(const Options& options)
       : RuntimeBase(options),
-        parity_(static_cast<std::size_t>(options.n_layers), 0),
         unpushed_(static_cast<std::size_t>(options.n_layers)),
         transfer_clock_(options.n_layers),
         rates_(overflow_rates(options)),
         overflow_on_(options.overflow != OverflowMode::kOff && options.n_q_heads / options.n_kv_heads <= 8),
-        overflow_tally_(static_cast<std::size_t>(options.n_layers)) {
-    for (int32_t i = 0; i < 2 * options.n_layers; ++i) staging_.emplace_back(Buffer::Kind::kMapped);
-  }
+        overflow_tally_(static_cast<std::size_t>(options.n_layers)) {}
 
   ~CudaRuntime() override {
     cudaDeviceSynchronize();  // host functions of enqueued calls still point at this runtime
@@ -441,10 +447,12 @@ class CudaRuntime final : public RuntimeBase {
     run_async("the store update", [&] {
       const auto t0 = std::chrono::steady_clock::now();
       scatters_->wait(job.layer);
-      if (job.unpushed) {
-        commit_window(*job.unpushed);
-        job.unpushed.reset();
+      if (job.frees_lane >= 0) scatters_->wait(job.frees_lane);
+      for (const std::shared_ptr<CallJob>& rows : job.unpushed) {
+        scatters_->wait(rows->layer);  // its layer's earlier rows come first
+        commit_window(*rows);
       }
+      job.unpushed.clear();
       transfer_clock_.add(job.layer, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     });
     if (overflow_on_) write_empty_items(job);  // the GPU's side unless the plan below completes
@@ -500,14 +508,20 @@ class CudaRuntime final : public RuntimeBase {
   }
   void drop_sequence(SequenceState& seq) override {
     free_rings_.push_back(static_cast<CudaSequence&>(seq).ring);
-    for (auto& job : unpushed_) {
-      if (!job) continue;
-      const StepBatch& step = *job->step;
+    // Rows still waiting in staging (only captured calls' can: drain() brought the others in).
+    auto release = [&](CallJob& job) {
+      const StepBatch& step = *job.step;
       for (int32_t i = 0; i < step.size(); ++i) {
         if (step.seqs[i] != &seq) continue;
-        job->released.resize(static_cast<std::size_t>(step.size()));
-        job->released[i] = 1;
+        job.released.resize(static_cast<std::size_t>(step.size()));
+        job.released[i] = 1;
       }
+    };
+    for (const auto& job : unpushed_) {
+      if (job) release(*job);
+    }
+    for (const auto& job : captured_jobs_) {
+      for (const auto& rows : job->unpushed) release(*rows);
     }
   }
   const kvmgr::DramStore& dram(const SequenceState& seq, int32_t layer) const override {
@@ -806,7 +820,8 @@ class CudaRuntime final : public RuntimeBase {
       auto& reserved = seq.reserved[layer];
       job->prepared[i] = reserved.count == count ? std::exchange(reserved, {}) : kv.allocate_blocks(wseqs[i].w, step.n_new[i]);
     }
-    Buffer& staging = staging_[2 * layer + parity_[layer]];
+    const std::size_t slot = slot_next_;
+    Buffer& staging = staging_[slot];
     const std::size_t rows = static_cast<std::size_t>(tokens) * hq;
     const std::size_t new_bytes = static_cast<std::size_t>(tokens) * hkv * d * elem_size_;  // of k, of v
     job->k = staging.get();
@@ -843,7 +858,17 @@ class CudaRuntime final : public RuntimeBase {
     // stream), the job is kept (its room reserved first) and the runtime stops.
     HGCA_CUDA_TRY(cudaStreamWaitEvent(side_, fork_, 0));
     if (captured_jobs_.size() == captured_jobs_.capacity()) captured_jobs_.reserve(2 * captured_jobs_.size() + 1);
-    job->unpushed = std::move(unpushed_[layer]);
+    if (unpushed_[layer]) job->unpushed.push_back(std::move(unpushed_[layer]));
+    // The next call copies into the next slot once this call's plan has run: the plan empties it.
+    slot_next_ = (slot + 1) % staging_.size();
+    if (const std::shared_ptr<CallJob> last = slot_user_[slot_next_].lock(); last && last != job) {
+      if (last->evicts) {
+        job->frees_lane = last->layer;
+      } else if (unpushed_[last->layer] == last) {
+        job->unpushed.push_back(std::move(unpushed_[last->layer]));
+      }
+    }
+    slot_user_[slot] = job;
     return_reserved.job = nullptr;  // the job keeps them from here on, whatever happens
     const AbandonOnFailure abandon_on_failure{this, &job};
     if (Status s = launch_part<&CudaRuntime::plan_part>(side_, *job, capturing); !s) return s;
@@ -945,7 +970,6 @@ class CudaRuntime final : public RuntimeBase {
       w.size = w.size - popped + kept_new;
     }
     if (!job->evicts) unpushed_[layer] = job;
-    parity_[layer] ^= 1;
     // Event queries would invalidate a global-mode capture.
     if (!capturing) transfer_clock_.collect(kTransferStretchesWaiting);
     retire();
@@ -1014,6 +1038,14 @@ class CudaRuntime final : public RuntimeBase {
            static_cast<std::size_t>(staged) * opt_.n_kv_heads * sizeof(float);
   }
 
+  /// FlashD2H's staging slots for calls of `call_bytes`: as many as Options::staging_limit_bytes
+  /// holds, at least 4 (a call's copy then runs while the scatters of the calls before it do), at
+  /// most 2 per layer (a layer's calls wait for its previous scatter anyway).
+  std::size_t staging_slots(std::size_t call_bytes) const {
+    const std::size_t fit = static_cast<std::size_t>(opt_.staging_limit_bytes) / std::max<std::size_t>(call_bytes, 1);
+    return std::min(std::max<std::size_t>(fit, 4), 2 * static_cast<std::size_t>(opt_.n_layers));
+  }
+
   /// Grows the buffers a call of `tokens` new tokens and `staged` evicted entries needs (every
   /// staging slot: the step's other layers, and its next step, are likely to need as much), with
   /// `items` items and `sparse_workspace` bytes of workspace for the GPU's sparse part.
@@ -1032,7 +1064,7 @@ class CudaRuntime final : public RuntimeBase {
         {&q_host_, rows * d * elem_size_},
         {&o_cpu_, rows * d * sizeof(float)},
         {&lse_cpu_, rows * sizeof(float)}};
-    for (Buffer& slot : staging_) needs.emplace_back(&slot, staging_bytes(tokens, staged));
+    const std::size_t slot_bytes = staging_bytes(tokens, staged);
     if (overflow_on_) {
       needs.insert(needs.end(), {{&sparse_items_, static_cast<std::size_t>(items) * sizeof(gpu::SparseAttentionItem)},
                                  {&o_sparse_, rows * d * sizeof(float)},
@@ -1041,6 +1073,7 @@ class CudaRuntime final : public RuntimeBase {
     }
     bool grow = false;
     for (const auto& [buffer, bytes] : needs) grow |= !buffer->fits(bytes);
+    grow |= staging_.empty() || std::any_of(staging_.begin(), staging_.end(), [&](const Buffer& b) { return !b.fits(slot_bytes); });
     if (!grow) return Status::ok();
     if (capturing) {
       return error(StatusCode::kFailedPrecondition,
@@ -1051,6 +1084,15 @@ class CudaRuntime final : public RuntimeBase {
     settle(true);  // every row still staged leaves the slots about to be reallocated
     for (const auto& [buffer, bytes] : needs) {
       if (Status s = buffer->reserve(bytes); !s) return s;
+    }
+    staging_call_bytes_ = std::max(staging_call_bytes_, slot_bytes);
+    const std::size_t slots = staging_slots(staging_call_bytes_);
+    while (staging_.size() > slots) staging_.pop_back();
+    while (staging_.size() < slots) staging_.emplace_back(Buffer::Kind::kMapped);
+    slot_user_.assign(slots, {});
+    slot_next_ = 0;
+    for (Buffer& slot : staging_) {
+      if (Status s = slot.reserve(slot_bytes); !s) return s;
     }
     return Status::ok();
   }
@@ -1077,10 +1119,12 @@ class CudaRuntime final : public RuntimeBase {
   Buffer attention_ws_{Buffer::Kind::kDevice};
   Buffer q_host_{Buffer::Kind::kPinned};
   Buffer o_cpu_{Buffer::Kind::kMapped}, lse_cpu_{Buffer::Kind::kMapped};
-  // FlashD2H's staging: two slots per layer (layer l's at 2l, 2l + 1), used by its calls in turn;
+  // FlashD2H's staging: slots that the calls of every layer take in turn (see the top of the file);
   // mapped, so that the evicted-MAW kernel writes it in place.
   std::deque<Buffer> staging_;
-  std::vector<uint8_t> parity_;  // per layer: the slot its next call takes
+  std::size_t staging_call_bytes_ = 0;  // the largest call's staging so far: how many slots fit
+  std::size_t slot_next_ = 0;           // the slot the next call takes
+  std::vector<std::weak_ptr<CallJob>> slot_user_;  // per slot, the last call that took it
   /// Per layer: its last call when that call's rows still wait in staging for the host window.
   mutable std::vector<std::shared_ptr<CallJob>> unpushed_;
   std::unique_ptr<cpu::ScatterLanes> scatters_;  // FlashD2H's scatters, one lane per layer; set by init

@@ -136,13 +136,14 @@ TEST(CApi, OptionsDefaultEqualsCppDefaults) {
   EXPECT_EQ(c.overflow_window_gbps, d.overflow_window_gbps);
   EXPECT_EQ(static_cast<int>(c.handoff), static_cast<int>(d.handoff));
   EXPECT_EQ(static_cast<int>(c.store_writes), static_cast<int>(d.store_writes));
+  EXPECT_EQ(c.staging_limit_bytes, d.staging_limit_bytes);
   hgca_options_default(nullptr);  // a no-op, not a crash
 }
 
 TEST(CApi, StructLayoutIsTheSameInCAndCpp) {
-  int64_t c_offsets[34] = {};
-  const int64_t c_size = hgca_test_c_options_layout(c_offsets, 34);
-  const int64_t cpp_offsets[34] = {
+  int64_t c_offsets[35] = {};
+  const int64_t c_size = hgca_test_c_options_layout(c_offsets, 35);
+  const int64_t cpp_offsets[35] = {
       offsetof(hgca_options, n_layers),       offsetof(hgca_options, n_q_heads),
       offsetof(hgca_options, n_kv_heads),     offsetof(hgca_options, head_dim),
       offsetof(hgca_options, dtype),          offsetof(hgca_options, sm_scale),
@@ -160,9 +161,10 @@ TEST(CApi, StructLayoutIsTheSameInCAndCpp) {
       offsetof(hgca_options, overflow_cpu_gbps), offsetof(hgca_options, overflow_cpu_row_gbps),
       offsetof(hgca_options, overflow_h2d_gbps), offsetof(hgca_options, overflow_gpu_gbps),
       offsetof(hgca_options, overflow_gpu_row_gbps), offsetof(hgca_options, overflow_window_gbps),
-      offsetof(hgca_options, handoff),        offsetof(hgca_options, store_writes)};
+      offsetof(hgca_options, handoff),        offsetof(hgca_options, store_writes),
+      offsetof(hgca_options, staging_limit_bytes)};
   EXPECT_EQ(c_size, static_cast<int64_t>(sizeof(hgca_options)));
-  for (int i = 0; i < 34; ++i) EXPECT_EQ(c_offsets[i], cpp_offsets[i]) << "field " << i;
+  for (int i = 0; i < 35; ++i) EXPECT_EQ(c_offsets[i], cpp_offsets[i]) << "field " << i;
 
   int64_t c_stats[13] = {};
   const int64_t c_stats_size = hgca_test_c_layer_stats_layout(c_stats, 13);
@@ -444,6 +446,9 @@ TEST(CApi, CreateErrors) {
   o = c_options(HGCA_FLOAT32);
   o.n_kv_heads = 3;
   expect_error(hgca_create(&o, &rt), HGCA_INVALID_ARGUMENT, {"n_kv_heads = 3"});
+  o = c_options(HGCA_FLOAT32);
+  o.staging_limit_bytes = 0;
+  expect_error(hgca_create(&o, &rt), HGCA_INVALID_ARGUMENT, {"staging_limit_bytes = 0"});
   EXPECT_EQ(rt, nullptr);
 }
 

@@ -26,7 +26,7 @@ int64_t hgca_test_c_store_memory_stats_layout(int64_t* offsets, int32_t capacity
 /* Offsets of hgca_options' fields in declaration order as C lays them out; returns its size. */
 int64_t hgca_test_c_options_layout(int64_t* offsets, int32_t capacity) {
   hgca_options o;
-  const int64_t all[34] = {
+  const int64_t all[35] = {
       OFFSET(o, n_layers),      OFFSET(o, n_q_heads),      OFFSET(o, n_kv_heads),
       OFFSET(o, head_dim),      OFFSET(o, dtype),          OFFSET(o, sm_scale),
       OFFSET(o, window_blocks), OFFSET(o, block_tokens),   OFFSET(o, alpha),
@@ -39,8 +39,8 @@ int64_t hgca_test_c_options_layout(int64_t* offsets, int32_t capacity) {
       OFFSET(o, overflow),      OFFSET(o, overflow_margin), OFFSET(o, overflow_cpu_gbps),
       OFFSET(o, overflow_cpu_row_gbps), OFFSET(o, overflow_h2d_gbps), OFFSET(o, overflow_gpu_gbps),
       OFFSET(o, overflow_gpu_row_gbps), OFFSET(o, overflow_window_gbps), OFFSET(o, handoff),
-      OFFSET(o, store_writes)};
-  for (int32_t i = 0; i < capacity && i < 34; ++i) offsets[i] = all[i];
+      OFFSET(o, store_writes),  OFFSET(o, staging_limit_bytes)};
+  for (int32_t i = 0; i < capacity && i < 35; ++i) offsets[i] = all[i];
   return (int64_t)sizeof(hgca_options);
 }
 

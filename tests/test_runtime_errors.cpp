@@ -505,6 +505,18 @@ TEST(ErrorsCreate, BadStoreWritesIsNamed) {
   EXPECT_EQ(rt, nullptr);
 }
 
+TEST(ErrorsCreate, NonPositiveStagingLimitIsNamed) {
+  for (const int64_t bytes : {int64_t{0}, int64_t{-1}}) {
+    Options o = test_options();
+    o.staging_limit_bytes = bytes;
+    std::unique_ptr<Runtime> rt;
+    const Status s = Runtime::create(o, &rt);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(), HasSubstr("staging_limit_bytes = " + std::to_string(bytes) + ", expected > 0"));
+    EXPECT_EQ(rt, nullptr);
+  }
+}
+
 TEST(ErrorsCreate, NullOut) {
   const Status s = Runtime::create(test_options(), nullptr);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);

@@ -100,6 +100,15 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, ExactSixteenBit,
                          ::testing::Values(DType::kBFloat16, DType::kFloat16),
                          [](const auto& p) { return std::string(to_string(p.param)); });
 
+// Five layers' calls sharing the CUDA backend's 4 smallest staging slots (the limit of 1 byte holds
+// none): a slot's next call finds it emptied, whether its last call evicted or its rows waited.
+TEST(Exact, LayersSharingFourStagingSlotsAreExact) {
+  Options o = exact_options({8, 2, 64}, DType::kFloat32);
+  o.n_layers = 5;
+  o.staging_limit_bytes = 1;
+  run_mixed(o, 1e-5, 5);
+}
+
 TEST(Exact, PromptLongerThanTheWindowIsExact) {
   Options o = exact_options({4, 2, 64}, DType::kFloat32);
   test::Harness h(o, 3);

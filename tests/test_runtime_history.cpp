@@ -13,6 +13,7 @@ struct HistoryCase {
   DType dtype;
   int32_t window_blocks, block_tokens, heads_per_task;
   bool deterministic;
+  bool few_slots = false;  // 5 layers sharing the CUDA backend's 4 smallest staging slots
 };
 
 class NothingLost : public ::testing::TestWithParam<HistoryCase> {};
@@ -20,7 +21,8 @@ class NothingLost : public ::testing::TestWithParam<HistoryCase> {};
 TEST_P(NothingLost, WindowAndStoreHoldTheWholeHistoryBitForBit) {
   const HistoryCase c = GetParam();
   Options o;
-  o.n_layers = 3;
+  o.n_layers = c.few_slots ? 5 : 3;
+  if (c.few_slots) o.staging_limit_bytes = 1;
   o.n_q_heads = 8;
   o.n_kv_heads = 4;
   o.head_dim = 16;
@@ -88,7 +90,8 @@ TEST_P(NothingLost, WindowAndStoreHoldTheWholeHistoryBitForBit) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, NothingLost,
     ::testing::Values(HistoryCase{DType::kFloat32, 2, 4, 1, true}, HistoryCase{DType::kBFloat16, 3, 5, 2, true},
-                      HistoryCase{DType::kFloat16, 1, 8, 4, false}, HistoryCase{DType::kBFloat16, 4, 1, 1, false}),
+                      HistoryCase{DType::kFloat16, 1, 8, 4, false}, HistoryCase{DType::kBFloat16, 4, 1, 1, false},
+                      HistoryCase{DType::kBFloat16, 2, 4, 1, false, true}),
     [](const auto& p) { return std::string(to_string(p.param.dtype)) + "_" + std::to_string(p.index); });
 
 }  // namespace

@@ -74,6 +74,8 @@ typedef struct hgca_options {
   hgca_handoff handoff;
   /* how rows enter the DRAM store's blocks (hgca::StoreWrites) */
   hgca_store_writes store_writes;
+  /* CUDA backend: bytes of FlashD2H's pinned staging slots (hgca::Options::staging_limit_bytes) */
+  int64_t staging_limit_bytes;
 } hgca_options;
 
 /* Mirrors hgca::LayerStats but for the per-head context sizes, which hgca_get_layer_stats() writes apart. */

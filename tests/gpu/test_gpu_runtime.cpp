@@ -199,11 +199,16 @@ void settle(Driver& a, Driver& b) {
 // Decode steps captured into CUDA graphs (one graph per step, launched once) give bit-identical
 // outputs, stores and context sets to the same steps called directly — across evictions; with the
 // overflow policy off, and with every context set attended on the GPU (items written by the plan
-// when the graph runs).
-void expect_captured_equal_direct(OverflowMode overflow) {
+// when the graph runs). `graphed_staging`: the captured runtime's staging_limit_bytes (1: its
+// layers share 4 staging slots, where the direct one has 2 per layer).
+void expect_captured_equal_direct(OverflowMode overflow, int32_t layers = 3,
+                                  int64_t graphed_staging = Options{}.staging_limit_bytes) {
   Options o = small_options(DType::kBFloat16);
   o.overflow = overflow;
-  Driver direct(o), graphed(o);
+  o.n_layers = layers;
+  Options og = o;
+  og.staging_limit_bytes = graphed_staging;
+  Driver direct(o), graphed(og);
   const std::vector<SeqId> ids{5, 9};
   for (SeqId id : ids) {
     ASSERT_TRUE(direct.rt().add_sequence(id).is_ok());
@@ -240,6 +245,52 @@ void expect_captured_equal_direct(OverflowMode overflow) {
 TEST(CudaGraph, CapturedDecodeStepsEqualDirectCalls) { expect_captured_equal_direct(OverflowMode::kOff); }
 TEST(CudaGraph, CapturedDecodeStepsEqualDirectCallsWithEveryContextSetOnTheGpu) {
   expect_captured_equal_direct(OverflowMode::kAlways);
+}
+TEST(CudaGraph, CapturedDecodeStepsOnFourSharedStagingSlotsEqualDirectCalls) {
+  expect_captured_equal_direct(OverflowMode::kOff, 5, 1);  // layer 4's calls take layer 0's slot
+}
+
+// FlashD2H's staging shared by the layers' calls (4 slots for 5 layers: a step's last layer takes
+// the slot of its first, and the steps run on without waiting for the runtime) against 2 slots per
+// layer: bit-identical outputs, stores and context sets over appends that evict, calls whose rows
+// wait in their slot, a prompt far longer than the window, decode steps, and a sequence leaving.
+TEST(CudaStaging, FourSharedSlotsGiveTheStepsOfTwoPerLayer) {
+  Options o = small_options(DType::kBFloat16);
+  o.n_layers = 5;
+  o.overflow = OverflowMode::kOff;  // (the overflow plan may find store memory not yet registered)
+  Options shared = o;
+  shared.staging_limit_bytes = 1;
+  Driver per_layer(o), ring(shared);
+  std::vector<SeqId> ids{1, 2, 3};
+  for (SeqId id : ids) {
+    ASSERT_TRUE(per_layer.rt().add_sequence(id).is_ok());
+    ASSERT_TRUE(ring.rt().add_sequence(id).is_ok());
+  }
+  std::mt19937_64 rng(11);
+  for (int step = 0; step < 30; ++step) {
+    if (step == 15) {
+      ASSERT_TRUE(per_layer.rt().release_sequence(ids[0]).is_ok());
+      ASSERT_TRUE(ring.rt().release_sequence(ids[0]).is_ok());
+      ids.erase(ids.begin());
+    }
+    std::vector<int32_t> n_new;
+    int64_t tokens = 0;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const int kind = static_cast<int>(rng() % 5);
+      n_new.push_back(kind == 0 ? 1 + static_cast<int32_t>(rng() % 40) : kind == 1 ? 4 : 1);
+      tokens += n_new.back();
+    }
+    if (step == 3) {  // the slots grow (the ring starts over)
+      n_new.assign(ids.size(), 600);
+      tokens = 600 * static_cast<int64_t>(ids.size());
+    }
+    const StepInputs in = make_inputs(o, tokens, rng);
+    per_layer.enqueue_step(ids, n_new, in);
+    ring.enqueue_step(ids, n_new, in);
+    ASSERT_EQ(per_layer.outputs(), ring.outputs()) << "step " << step;
+  }
+  settle(per_layer, ring);
+  for (SeqId id : ids) expect_same_history(per_layer.rt(), ring.rt(), id, o);
 }
 
 // The two hand-offs of the streams to the host side (stream memory operations answered by the

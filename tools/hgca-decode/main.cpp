@@ -87,6 +87,7 @@ struct Cli {
   std::string overflow = "auto";  // --overflow, into options.overflow after parsing
   std::string handoff = "auto";   // --handoff, into options.handoff after parsing
   std::string store_writes = "auto";  // --store-writes, into options.store_writes after parsing
+  int32_t staging_mib = static_cast<int32_t>(hgca::Options{}.staging_limit_bytes >> 20);  // --staging-mib
   bool window_blocks_given = false;
   int32_t layers = 4, q_heads = 16, kv_heads = 4, head_dim = 64;
   hgca::decode::SyntheticWorkload synthetic;
@@ -334,6 +335,7 @@ void print_json(const Summary& s) {
   j["overflow"] = hgca::to_string(o.overflow);
   j["handoff"] = hgca::to_string(s.handoff);
   j["store_writes"] = hgca::to_string(o.store_writes);
+  j["staging_limit_bytes"] = o.staging_limit_bytes;
   if (s.fidelity) {
     j["fidelity_positions"] = s.fidelity->positions;
     j["top1_agreement"] = s.fidelity->top1_agreement;
@@ -576,6 +578,10 @@ int main(int argc, char** argv) {
                  "(non-temporal stores: faster eviction, the rows leave the caches), cached, auto (streamed once "
                  "the store memory in use exceeds the last-level cache)")
       ->capture_default_str()->check(CLI::IsMember({"auto", "cached", "streamed"}))->group(exec_group);
+  app.add_option("--staging-mib", cli.staging_mib, "the CUDA backend's pinned staging of new K/V rows (FlashD2H), "
+                 "in MiB: the layers' calls share as many slots as this holds at the largest call (at least 4, at "
+                 "most 2 per layer); staging beyond the CPU's last-level cache slows the scatter")
+      ->capture_default_str()->check(positive)->group(exec_group);
   app.add_flag("--deterministic", o.deterministic, "re-evaluations publish before the next call (reproducible runs)")
       ->group(exec_group);
   app.add_flag("--json", cli.json, "print the summary as one JSON object on stdout")->group(exec_group);
@@ -610,6 +616,7 @@ int main(int argc, char** argv) {
       parse_choice(cli.handoff, {hgca::HostHandoff::kAuto, hgca::HostHandoff::kPoll, hgca::HostHandoff::kCallback});
   cli.options.store_writes = parse_choice(
       cli.store_writes, {hgca::StoreWrites::kAuto, hgca::StoreWrites::kCached, hgca::StoreWrites::kStreamed});
+  cli.options.staging_limit_bytes = int64_t{cli.staging_mib} << 20;
   cli.window_blocks_given = window_blocks->count() > 0;
   if (cli.handoff != "auto" && cli.options.backend == hgca::Backend::kHost) {
     fmt::print(stderr, "hgca-decode: error: --handoff {} needs the CUDA backend, got --backend host\n", cli.handoff);
