@@ -314,7 +314,7 @@ TEST(ScatterLanes, StartReturnsOnceThePreviousFinishedAndCallersNeverOverlap) {
   EXPECT_EQ(ran.load(), 2 * kScatters);
 }
 
-// The runtime's protocol with two staging slots per layer: call c's rows land in slot c % 2, then
+// The runtime's protocol for one layer (its 2 staging slots): call c's rows land in slot c % 2, then
 // the call's CPU part waits for the lane (call c - 1's scatter), then call c's scatter starts. A
 // scatter slower than the producer must find its slot unchanged until it is done, and the producer
 // must be the one that waits (backpressure), not overwrite.
