@@ -25,12 +25,14 @@ TEST(HgcaDecode, TinySyntheticRunPrintsItsJson) {
   EXPECT_GT(j.at("tokens_per_s").get<double>(), 0.0);
   EXPECT_GT(j.at("store_memory").at("used_bytes").get<int64_t>(), 0);
   EXPECT_GE(j.at("decode_sync_growths").get<int64_t>(), 0);
+  EXPECT_EQ(j.at("staging_limit_bytes").get<int64_t>(), int64_t{128} << 20);
 }
 
 TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--layers 0", "--layers: Value 0 not in range 1 to 2147483647"},
       {"--decode-steps -1", "--decode-steps: Value -1 not in range 0 to 2147483647"},
+      {"--staging-mib 0", "--staging-mib: Value 0 not in range 1 to 2147483647"},
       {"--seed -1", "--seed: Value -1 is not an integer in [0, 18446744073709551615]"},
       {"--seed 99999999999999999999999", "--seed: Value 99999999999999999999999 is not an integer"},
       {"--backend host --handoff poll", "--handoff poll needs the CUDA backend"},
