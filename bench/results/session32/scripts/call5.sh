@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 32, call 5 (338c5c3): guest memory touched first; FlashD2H into the stores at 16 and 32
+# Session 32, call 5 (0e43ee2): guest memory touched first; FlashD2H into the stores at 16 and 32
 # layers, the runtime's 16 slots against 2 per layer, 4 rounds; hgca-decode at 32 layers with
 # 8 MiB prefill calls (4 x 512 tokens x 8 KV heads x 128 x bf16 x K,V), the default 128 MiB of
 # staging (16 slots) against 2 slots per layer (--staging-mib 100000), alternating, 3 rounds.
