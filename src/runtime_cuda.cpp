@@ -28,8 +28,8 @@
 // hands the host window's oldest blocks to the store and selects them, off the streams: each row is
 // copied once, from staging into its block. The calls of every layer take the staging slots in
 // turn (a ring: as many slots as Options::staging_limit_bytes holds at the largest call, at least
-// 4, at most 2 per layer; slots cycled through beyond the last-level cache cost the scatter a
-// quarter of its rate and more, bench/results/session32). A call's rows wait in its slot until the
+// 4, at most 2 per layer, never exactly 1 per layer; slots cycled through beyond the last-level
+// cache cost the scatter a quarter of its rate and more, bench/results/session32 and session33). A call's rows wait in its slot until the
 // layer's next call (or drain()) brings them into the host window, or until its scatter has run;
 // the next call of the layer waits for that scatter before its sparse attention. The call that
 // takes a slot copies into it after the plan of the call before it, and that plan empties the
@@ -1040,10 +1040,14 @@ class CudaRuntime final : public RuntimeBase {
 
   /// FlashD2H's staging slots for calls of `call_bytes`: as many as Options::staging_limit_bytes
   /// holds, at least 4 (a call's copy then runs while the scatters of the calls before it do), at
-  /// most 2 per layer (a layer's calls wait for its previous scatter anyway).
+  /// most 2 per layer (a layer's calls wait for its previous scatter anyway), and never exactly one
+  /// per layer: every call of a layer then lands in the same slot, and FlashD2H into grown stores
+  /// at 8 layers ran at 40 GB/s against 48 on 9 or 16 slots (bench/results/session33).
   std::size_t staging_slots(std::size_t call_bytes) const {
     const std::size_t fit = static_cast<std::size_t>(opt_.staging_limit_bytes) / std::max<std::size_t>(call_bytes, 1);
-    return std::min(std::max<std::size_t>(fit, 4), 2 * static_cast<std::size_t>(opt_.n_layers));
+    const auto layers = static_cast<std::size_t>(opt_.n_layers);
+    const std::size_t slots = std::min(std::max<std::size_t>(fit, 4), 2 * layers);
+    return slots == layers ? slots + 1 : slots;
   }
 
   /// Grows the buffers a call of `tokens` new tokens and `staged` evicted entries needs (every

@@ -109,6 +109,15 @@ TEST(Exact, LayersSharingFourStagingSlotsAreExact) {
   run_mixed(o, 1e-5, 5);
 }
 
+// Four layers on the CUDA backend's 5 smallest slots (4 would be one per layer, which it never
+// takes): each layer's calls go round the slots, each slot's last call another layer's.
+TEST(Exact, FourLayersOnFiveStagingSlotsAreExact) {
+  Options o = exact_options({8, 2, 64}, DType::kFloat32);
+  o.n_layers = 4;
+  o.staging_limit_bytes = 1;
+  run_mixed(o, 1e-5, 5);
+}
+
 TEST(Exact, PromptLongerThanTheWindowIsExact) {
   Options o = exact_options({4, 2, 64}, DType::kFloat32);
   test::Harness h(o, 3);

@@ -145,10 +145,11 @@ struct Options {
   HostHandoff handoff = HostHandoff::kAuto;  ///< CUDA backend: streams → host side (see HostHandoff)
   /// CUDA backend: FlashD2H's pinned staging, where each call's new K and V rows land before the
   /// CPU scatters them into the store. The calls of every layer take its slots in turn: as many
-  /// slots as this many bytes hold at the largest call so far, at least 4 and at most 2 per layer.
-  /// Staging cycled through beyond the CPU's last-level cache slows the scatter: the rows no longer
-  /// arrive in the cache (bench/results/session32). > 0; the host backend ignores it.
-  int64_t staging_limit_bytes = int64_t{128} << 20;
+  /// slots as this many bytes hold at the largest call so far, at least 4, at most 2 per layer and
+  /// never exactly 1 per layer. Staging cycled through beyond the CPU's last-level cache slows the
+  /// scatter: the rows no longer arrive in the cache (bench/results/session32, session33). > 0; the
+  /// host backend ignores it.
+  int64_t staging_limit_bytes = int64_t{64} << 20;
 
   // --- CPU engine tuning (what hgca-tune writes; load_options_json reads) ---
   int32_t threads_per_node = 0;  ///< worker threads on each NUMA node; 0: every core of the node (`threads` caps the sum)
