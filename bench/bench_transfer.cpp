@@ -266,11 +266,12 @@ std::shared_ptr<hgca::kvmgr::StoreMemory> make_store_memory(int32_t high_water) 
 
 /// The stores' memory, as the runtime has it (node-bound chunks, default size; not registered: the
 /// benchmark's GPU never reads the stores). `warm`: the chunks an iteration's stores free are kept
-/// for the next (up to 2 GiB), as a runtime keeps the memory of released sequences within its
-/// high-water mark, so the stores are filled in memory that has its pages; cold: the default mark
-/// (192 MiB), so most of an iteration's 256 MB lands in fresh chunks, faulted in by the scatter.
+/// for the next (up to 4 GiB: 32 layers' host windows, 1 GiB, and a 4-lap run's 1 GB), as a runtime
+/// keeps the memory of released sequences within its high-water mark, so the stores are filled in
+/// memory that has its pages; cold: the default mark (192 MiB), so most of an iteration's 256 MB
+/// lands in fresh chunks, faulted in by the scatter.
 std::shared_ptr<hgca::kvmgr::StoreMemory> store_memory(bool warm = true) {
-  static const std::shared_ptr<hgca::kvmgr::StoreMemory> warm_memory = make_store_memory(64);
+  static const std::shared_ptr<hgca::kvmgr::StoreMemory> warm_memory = make_store_memory(128);
   static const std::shared_ptr<hgca::kvmgr::StoreMemory> cold_memory =
       make_store_memory(hgca::kvmgr::StoreMemoryOptions{}.high_water_chunks);
   return warm ? warm_memory : cold_memory;

@@ -1,11 +1,13 @@
-// Heap exhaustion anywhere in a call: this program replaces the global operator new so that one
-// chosen allocation (the n-th from when a countdown is armed, on any thread) throws std::bad_alloc.
+// Heap exhaustion anywhere in a call: this program replaces the global operator new, and
+// interposes oneTBB's scalable_malloc (the DRAM store's containers, kvmgr/scalable.hpp), so that
+// one chosen allocation (the n-th from when a countdown is armed, on any thread) fails.
 // Sweeping n over a runtime's calls reaches the paths no store limit does (selection's scratch,
 // the pool's work, re-evaluations, the error messages themselves): each call either succeeds or
 // fails having changed nothing, made again it succeeds, and no KV row is lost or stored twice.
 // Built for the host backend (hgca_alloc_tests) and for CUDA (hgca_gpu_alloc_tests), where a
 // failure once a call's first host function is being launched may instead stop the runtime
 // (kInternal, as hgca.hpp documents): that runtime is then given up, not checked.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -26,15 +28,27 @@
 
 namespace {
 std::atomic<long> g_countdown{-1};  // -1: no failure armed
-}  // namespace
 
-void* operator new(std::size_t n) {
+/// Whether this allocation is the one chosen to fail.
+bool chosen() {
   long c = g_countdown.load(std::memory_order_relaxed);
   while (c >= 0 && !g_countdown.compare_exchange_weak(c, c - 1, std::memory_order_relaxed)) {
   }
-  if (c == 0) throw std::bad_alloc();
+  return c == 0;
+}
+}  // namespace
+
+void* operator new(std::size_t n) {
+  if (chosen()) throw std::bad_alloc();
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
+}
+// Found before libtbbmalloc's: null, as scalable_malloc answers when memory runs out (its
+// scalable_allocator then throws std::bad_alloc).
+extern "C" void* scalable_malloc(std::size_t n) {
+  using Malloc = void* (*)(std::size_t);
+  static const auto next = reinterpret_cast<Malloc>(dlsym(RTLD_NEXT, "scalable_malloc"));
+  return chosen() ? nullptr : next(n);
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }

@@ -468,7 +468,7 @@ TEST(ContextCache, SpansAllocatedAheadAreTheOnesReserveTakes) {
   int grown = 0;
   while (ahead.rows() < 3000) {
     const int64_t rows = ahead.rows() + 200;  // room ahead of the 97 rows pushed: some steps need none
-    const std::vector<std::size_t> sizes = ahead.spans_to_reserve(*memory, rows, kRow);
+    const auto sizes = ahead.spans_to_reserve(*memory, rows, kRow);
     const int64_t before_ahead = memory->stats(0).used_bytes;
     std::vector<kvmgr::StoreSpan> spans;
     for (const std::size_t bytes : sizes) spans.push_back(memory->allocate(0, bytes));
@@ -628,9 +628,9 @@ KvState state_of(const kvmgr::SequenceKv& kv, std::size_t head_bytes) {
       st.store.emplace_back(kv.store_k(h, j), kv.store_k(h, j) + head_bytes);
       st.store.emplace_back(kv.store_v(h, j), kv.store_v(h, j) + head_bytes);
     }
-    st.maw.push_back(s.maw);
-    st.n_ref.push_back(s.n_ref);
-    st.context.push_back(s.context.indices);
+    st.maw.emplace_back(s.maw.begin(), s.maw.end());
+    st.n_ref.emplace_back(s.n_ref.begin(), s.n_ref.end());
+    st.context.emplace_back(s.context.indices.begin(), s.context.indices.end());
     st.cache.push_back(test::cache_rows(s.context_cache, false, head_bytes));
     st.cache.push_back(test::cache_rows(s.context_cache, true, head_bytes));
   }

@@ -5,6 +5,8 @@
 #include <span>
 #include <vector>
 
+#include "kvmgr/scalable.hpp"
+
 namespace hgca::kvmgr {
 
 /// MAW update of Algorithm 1, line 8: maw ← (1 − alpha)·maw + alpha·a.
@@ -24,8 +26,8 @@ inline float relative_maw(float maw, uint32_t n_ref) { return maw * static_cast<
 /// The context set of one KV head: store indices in the order they were admitted, and a membership
 /// flag per store entry. Admission only appends; re-evaluation rebuilds it.
 struct ContextSet {
-  std::vector<uint32_t> indices;
-  std::vector<uint8_t> member;
+  ScalableVector<uint32_t> indices;
+  ScalableVector<uint8_t> member;
 
   int64_t size() const { return static_cast<int64_t>(indices.size()); }
   void clear() {

@@ -56,8 +56,8 @@ void copy_bytes(std::byte* dst, const std::byte* src, std::size_t n, bool stream
 
 /// Room for n elements, growing geometrically (reserve alone would grow by exactly what each
 /// append needs, copying the whole list every time).
-template <typename T>
-void grow_capacity(std::vector<T>& v, std::size_t n) {
+template <typename Vector>
+void grow_capacity(Vector& v, std::size_t n) {
   if (v.capacity() < n) v.reserve(std::max(n, 2 * v.capacity()));
 }
 
@@ -110,9 +110,9 @@ ContextCache::Growth ContextCache::growth(const StoreMemory& memory, int64_t row
   return g;
 }
 
-std::vector<std::size_t> ContextCache::spans_to_reserve(const StoreMemory& memory, int64_t rows, std::size_t row_bytes) const {
+ScalableVector<std::size_t> ContextCache::spans_to_reserve(const StoreMemory& memory, int64_t rows, std::size_t row_bytes) const {
   const Growth g = growth(memory, rows, row_bytes);
-  std::vector<std::size_t> sizes;
+  ScalableVector<std::size_t> sizes;
   if (g.first_half > 0) sizes.push_back(2 * g.first_half);
   for (const std::size_t half : g.added_halves) sizes.push_back(2 * half);
   if (g.table) sizes.push_back(sizeof(KvSegment) * kMaxContextSegments);
@@ -139,7 +139,7 @@ void ContextCache::reserve(StoreMemory& memory, int node, int64_t rows, std::siz
     first.v_offset = g.first_half;
     first.span = take(2 * first.v_offset);
   }
-  std::vector<Segment> added(g.added_halves.size());
+  ScalableVector<Segment> added(g.added_halves.size());
   for (std::size_t i = 0; i < added.size(); ++i) {
     added[i].v_offset = g.added_halves[i];
     added[i].span = take(2 * added[i].v_offset);
@@ -225,13 +225,13 @@ DramStore::PreparedAppend DramStore::allocate_append(int64_t count) const {
   const int64_t n_blocks = count / block_tokens_;
 
   // Every block of the append from one call of the allocator (one lock, not one per block).
-  std::vector<StoreSpan> spans(static_cast<std::size_t>(hkv * n_blocks));
+  ScalableVector<StoreSpan> spans(static_cast<std::size_t>(hkv * n_blocks));
   memory_->allocate(node_, 2 * block_v_offset_, spans);
   p.blocks.resize(static_cast<std::size_t>(hkv));
   for (int32_t h = 0; h < hkv; ++h) {
     p.blocks[h].reserve(static_cast<std::size_t>(n_blocks));
     for (int64_t b = 0; b < n_blocks; ++b) {
-      auto block = std::make_shared<StoreBlock>();
+      auto block = std::allocate_shared<StoreBlock>(tbb::scalable_allocator<StoreBlock>{});
       block->memory = std::move(spans[h * n_blocks + b]);
       block->v_offset = block_v_offset_;
       p.blocks[h].push_back(std::move(block));
@@ -249,7 +249,7 @@ void DramStore::make_room(const PreparedAppend& prepared, const SelectionParams&
   // those that joined unselected before) or to min_keep, and padding takes every head of a task
   // to the longest of them.
   const int64_t judged = m - unjudged_from();
-  std::vector<int64_t> rows(static_cast<std::size_t>(hkv));
+  ScalableVector<int64_t> rows(static_cast<std::size_t>(hkv));
   for (int32_t h = 0; h < hkv; ++h) {
     rows[h] = std::min(m, std::max(stores_[h].context.size() + judged, std::min<int64_t>(sel.min_keep, m)));
   }
@@ -263,19 +263,19 @@ void DramStore::make_room(const PreparedAppend& prepared, const SelectionParams&
   // The caches' new spans, those of one size for every head from one call of the allocator: the
   // heads of young stores grow in the same steps, and with one call per span the scatter's threads
   // queued for its lock (bench/results/session31).
-  std::vector<std::vector<StoreSpan>> spans(static_cast<std::size_t>(hkv));
+  ScalableVector<ScalableVector<StoreSpan>> spans(static_cast<std::size_t>(hkv));
   struct Want {
     std::size_t bytes;
     int32_t h, i;
   };
-  std::vector<Want> wants;
+  ScalableVector<Want> wants;
   for (int32_t h = 0; h < hkv; ++h) {
-    const std::vector<std::size_t> sizes = stores_[h].context_cache.spans_to_reserve(*memory_, rows[h], head_row_bytes_);
+    const ScalableVector<std::size_t> sizes = stores_[h].context_cache.spans_to_reserve(*memory_, rows[h], head_row_bytes_);
     spans[h].resize(sizes.size());
     for (std::size_t i = 0; i < sizes.size(); ++i) wants.push_back({sizes[i], h, static_cast<int32_t>(i)});
   }
   std::sort(wants.begin(), wants.end(), [](const Want& a, const Want& b) { return a.bytes < b.bytes; });
-  std::vector<StoreSpan> batch;
+  ScalableVector<StoreSpan> batch;
   for (std::size_t w0 = 0, w1 = 0; w0 < wants.size(); w0 = w1) {
     while (w1 < wants.size() && wants[w1].bytes == wants[w0].bytes) ++w1;
     batch.resize(w1 - w0);
@@ -360,7 +360,7 @@ void DramStore::commit_append(PreparedAppend&& prepared, const float* maw, uint3
     std::size_t blocks, context;
     int64_t cached;
   };
-  std::vector<Mark> marks;
+  ScalableVector<Mark> marks;
   marks.reserve(static_cast<std::size_t>(hkv));
   for (const auto& s : stores_) marks.push_back({s.blocks.size(), s.context.indices.size(), s.context_cache.rows()});
   try {

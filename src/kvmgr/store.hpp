@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kvmgr/context_segments.hpp"
+#include "kvmgr/scalable.hpp"
 #include "kvmgr/selection.hpp"
 #include "kvmgr/store_memory.hpp"
 #include "kvmgr/window.hpp"
@@ -28,7 +29,7 @@ struct StoreBlock {
   const std::byte* k() const { return memory.data(); }
   const std::byte* v() const { return memory.data() + v_offset; }
 };
-using StoreBlocks = std::vector<std::shared_ptr<const StoreBlock>>;
+using StoreBlocks = ScalableVector<std::shared_ptr<const StoreBlock>>;
 
 struct SelectionParams {
   float beta = 1.0f;
@@ -72,7 +73,7 @@ class ContextCache {
   void reserve(StoreMemory& memory, int node, int64_t rows, std::size_t row_bytes);
   /// The spans reserve() of `rows` takes from store memory: their sizes (as asked of
   /// StoreMemory::allocate) in the order it takes them. Empty when the capacity suffices.
-  std::vector<std::size_t> spans_to_reserve(const StoreMemory& memory, int64_t rows, std::size_t row_bytes) const;
+  ScalableVector<std::size_t> spans_to_reserve(const StoreMemory& memory, int64_t rows, std::size_t row_bytes) const;
   /// reserve() with those spans allocated ahead: spans[i] of spans_to_reserve(...)[i] bytes (an empty
   /// one is allocated here).
   void reserve(StoreMemory& memory, int node, int64_t rows, std::size_t row_bytes, std::span<StoreSpan> spans);
@@ -91,12 +92,12 @@ class ContextCache {
   struct Growth {
     int64_t c0 = 0;
     std::size_t first_half = 0;
-    std::vector<std::size_t> added_halves;
+    ScalableVector<std::size_t> added_halves;
     bool table = false;
   };
   Growth growth(const StoreMemory& memory, int64_t rows, std::size_t row_bytes) const;
 
-  std::vector<Segment> segments_;
+  ScalableVector<Segment> segments_;
   StoreSpan table_;  // KvSegment[kMaxContextSegments], from the second segment on
   std::size_t row_bytes_ = 0;
   int64_t segment_rows_ = 0;
@@ -106,8 +107,8 @@ class ContextCache {
 /// Everything evicted for one KV head, in token order.
 struct HeadStore {
   StoreBlocks blocks;
-  std::vector<float> maw;         ///< per entry, as it left the window (or as re-evaluated)
-  std::vector<uint32_t> n_ref;    ///< per entry: entries its weights were normalized over
+  ScalableVector<float> maw;      ///< per entry, as it left the window (or as re-evaluated)
+  ScalableVector<uint32_t> n_ref; ///< per entry: entries its weights were normalized over
   ContextSet context;             ///< S
   ContextCache context_cache;     ///< S's K/V, in segments
 
@@ -144,7 +145,7 @@ class DramStore {
 
   /// Entries ready to join the store: their blocks, allocated (then filled by fill_append).
   struct PreparedAppend {
-    std::vector<StoreBlocks> blocks;  // per KV head
+    ScalableVector<StoreBlocks> blocks;  // per KV head
     int64_t count = 0;
   };
   /// Token-major K and V rows [count, Hkv, D]: one contiguous piece of an append's entries.
@@ -338,7 +339,7 @@ class MirroredKv {
   int64_t capacity_;
   int64_t size_ = 0;
   DramStore store_;
-  std::vector<StoreBlocks> blocks_;  // per KV head: the window's, ceil(size_ / block_tokens) of them
+  ScalableVector<StoreBlocks> blocks_;  // per KV head: the window's, ceil(size_ / block_tokens) of them
 };
 
 }  // namespace hgca::kvmgr
