@@ -29,13 +29,13 @@
 // copied once, from staging into its block. The calls of every layer take the staging slots in
 // turn (a ring: as many slots as Options::staging_limit_bytes holds at the largest call, at least
 // 4, at most 2 per layer, never exactly 1 per layer; slots cycled through beyond the last-level
-// cache cost the scatter a quarter of its rate and more, bench/results/session32 and session33). A call's rows wait in its slot until the
-// layer's next call (or drain()) brings them into the host window, or until its scatter has run;
-// the next call of the layer waits for that scatter before its sparse attention. The call that
-// takes a slot copies into it after the plan of the call before it, and that plan empties the
-// slot first: it waits for the scatter of the slot's last call, or brings that call's rows into
-// the host window itself. The copy has a stream of its own (D), so that it runs beside the
-// call's attention instead of after the CPU's.
+// cache cost the scatter a quarter of its rate and more, bench/results/session32 and session33).
+// A call's rows wait in its slot until the layer's next call (or drain()) brings them into the
+// host window, or until its scatter has run; the next call of the layer waits for that scatter
+// before its sparse attention. The call that takes a slot copies into it after the plan of the
+// call before it, and that plan empties the slot first: it waits for the scatter of the slot's
+// last call, or brings that call's rows into the host window itself. The copy has a stream of its
+// own (D), so that it runs beside the call's attention instead of after the CPU's.
 // The blocks a call's rows start in the host window are allocated by begin_step for every layer of
 // the step, so that store memory running out for them fails begin_step, with every window and
 // store as they were; a call takes its layer's when it is enqueued (a captured call too: the graph
