@@ -1038,16 +1038,9 @@ class CudaRuntime final : public RuntimeBase {
            static_cast<std::size_t>(staged) * opt_.n_kv_heads * sizeof(float);
   }
 
-  /// FlashD2H's staging slots for calls of `call_bytes`: as many as Options::staging_limit_bytes
-  /// holds, at least 4 (a call's copy then runs while the scatters of the calls before it do), at
-  /// most 2 per layer (a layer's calls wait for its previous scatter anyway), and never exactly one
-  /// per layer: every call of a layer then lands in the same slot, and FlashD2H into grown stores
-  /// at 8 layers ran at 40 GB/s against 48 on 9 or 16 slots (bench/results/session33).
+  /// FlashD2H's staging slots for calls of `call_bytes` (cpu::staging_slots).
   std::size_t staging_slots(std::size_t call_bytes) const {
-    const std::size_t fit = static_cast<std::size_t>(opt_.staging_limit_bytes) / std::max<std::size_t>(call_bytes, 1);
-    const auto layers = static_cast<std::size_t>(opt_.n_layers);
-    const std::size_t slots = std::min(std::max<std::size_t>(fit, 4), 2 * layers);
-    return slots == layers ? slots + 1 : slots;
+    return cpu::staging_slots(opt_.staging_limit_bytes, call_bytes, opt_.n_layers);
   }
 
   /// Grows the buffers a call of `tokens` new tokens and `staged` evicted entries needs (every

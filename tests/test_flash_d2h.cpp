@@ -238,6 +238,23 @@ TEST(ScatterFill, PiecesOfAwkwardSizesLandInOrderAtAnyThreadCount) {
   }
 }
 
+// The staging rule at 8 MiB calls (8 slots in the default 64 MiB), at decode-sized ones, and at
+// calls larger than the limit.
+TEST(StagingSlots, AsManyAsTheLimitHoldsFromFourToTwoPerLayerNeverOnePerLayer) {
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  constexpr std::size_t kCall = 8 << 20;
+  EXPECT_EQ(cpu::staging_slots(64 * kMiB, kCall, 32), 8u);
+  EXPECT_EQ(cpu::staging_slots(64 * kMiB, kCall, 16), 8u);
+  EXPECT_EQ(cpu::staging_slots(64 * kMiB, kCall, 8), 9u) << "8 would be one per layer";
+  EXPECT_EQ(cpu::staging_slots(64 * kMiB, kCall, 4), 8u) << "2 per layer at most";
+  EXPECT_EQ(cpu::staging_slots(64 * kMiB, kCall, 1), 2u);
+  EXPECT_EQ(cpu::staging_slots(128 * kMiB, kCall, 16), 17u) << "16 would be one per layer";
+  EXPECT_EQ(cpu::staging_slots(64 * kMiB, 64 << 10, 32), 64u) << "decode: 2 per layer";
+  EXPECT_EQ(cpu::staging_slots(1, kCall, 5), 4u) << "at least 4, however small the limit";
+  EXPECT_EQ(cpu::staging_slots(1, kCall, 4), 5u) << "4 would be one per layer";
+  EXPECT_EQ(cpu::staging_slots(64 * kMiB, 0, 3), 6u) << "an empty call: as many as allowed";
+}
+
 TEST(ScatterLanes, ALanesScattersRunInOrderOneAtATime) {
   // Workers for both lanes even on a machine of two cores (the waiting thread does not help).
   tbb::global_control workers(tbb::global_control::max_allowed_parallelism, 4);

@@ -5,13 +5,28 @@
 
 #include <oneapi/tbb/task_arena.h>
 
+#include <algorithm>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <vector>
 
 namespace hgca::cpu {
+
+/// How many staging slots the layers' calls of `call_bytes` take in turn (Options::
+/// staging_limit_bytes): as many as `limit_bytes` holds, at least 4 (a call's copy then runs while
+/// the scatters of the calls before it do), at most 2 per layer (a layer's calls wait for its
+/// previous scatter anyway), and never exactly one per layer: every call of a layer then lands in
+/// the same slot, and FlashD2H into grown stores at 8 layers ran at 40 GB/s against 48 on 9 or 16
+/// slots (bench/results/session33).
+inline std::size_t staging_slots(int64_t limit_bytes, std::size_t call_bytes, int32_t layers) {
+  const std::size_t fit = static_cast<std::size_t>(limit_bytes) / std::max<std::size_t>(call_bytes, 1);
+  const auto l = static_cast<std::size_t>(layers);
+  const std::size_t slots = std::min(std::max<std::size_t>(fit, 4), 2 * l);
+  return slots == l ? slots + 1 : slots;
+}
 
 /// Asynchronous scatters in a oneTBB arena, one lane per layer. A lane runs one scatter at a time,
 /// in the order they were started. Its owner waits for the lane before it reads what the last
