@@ -3,7 +3,7 @@
 # and cudaMemcpyBatchAsync at 4, 16, 64 KB blocks (2, 4, 8 SMs); FlashD2H end to end into fresh,
 # grown and varied stores at 1-32 layers (the runtime's slot counts), against per-block and batch
 # copies D2H; the compute-bound kernel alone and beside FlashD2H; 3 rounds in one process each.
-CALL=call3; source bench/results/session34/scripts/common.sh
+CALL=${CALL:-call3}; source bench/results/session34/scripts/common.sh
 python3 -c "
 import torch, time
 t0=time.time(); xs=[torch.ones(8<<30, dtype=torch.uint8) for _ in range(10)]; print('touched 80 GiB in %.1f s' % (time.time()-t0))"
