@@ -5,7 +5,11 @@
 // cudaMemcpyAsync per block, cudaMemcpyBatchAsync; and the link's ceiling, the same 256 MB in one
 // contiguous cudaMemcpyAsync. CUDA events; GB/s of the median iteration. "_thp": the pool on
 // transparent huge pages, registered with cudaHostRegister (what the store's pinned chunks could
-// be), to see whether translating scattered 4 KB pages costs the GPU.
+// be), to see whether translating scattered 4 KB pages costs the GPU. "_queued": each iteration's
+// gather is enqueued behind ~1-2 ms of compute on its stream (counter queued_behind_ms), as the
+// runtime enqueues its transfers behind a step's GPU work, so the host's time in the call
+// (host_ms_median) is hidden and the GPU's time alone is measured; without it the GPU is idle when
+// the call starts. BM_H2DHost: the host's time in one flash_h2d call of n 16 KB spans.
 // D2H: every step, 32 sequences each evict one block per KV head (Hkv 8, D 128, bf16; K and V),
 // 256 MB in all (the store rows' `laps` 4: 1 GB, the same device rows moved four times). FlashD2H
 // end to end, wall clock: each step's new rows go to pinned staging in one copy per K and V (2 to
@@ -176,8 +180,9 @@ cudaError_t memcpy_batch(std::vector<void*>& dst, std::vector<const void*>& src,
 /// carries at best (the ceiling of every scattered method).
 enum class H2D { kFlash, kPerBlock, kBatch, kContiguous };
 
-/// Args: block KB, SMs (FlashH2D only). `kThp`: sources in thp_pool().
-template <H2D kMethod, bool kThp = false>
+/// Args: block KB, SMs (FlashH2D only). `kThp`: sources in thp_pool(). `kQueued`: each gather
+/// enqueued behind compute (see the top of the file).
+template <H2D kMethod, bool kThp = false, bool kQueued = false>
 void BM_H2D(benchmark::State& state) {
   const std::size_t block = static_cast<std::size_t>(state.range(0)) << 10;
   const auto sms = static_cast<int32_t>(state.range(1));
@@ -226,22 +231,63 @@ void BM_H2D(benchmark::State& state) {
   };
   BENCH_CUDA(gather(0));  // warm-up
   BENCH_CUDA(cudaStreamSynchronize(s));
-  std::vector<double> seconds;
+  Device compute_out(sizeof(float));
+  auto compute = [&] { return launch_compute(1, 1 << 17, compute_out.p, s); };
+  if (kQueued) {
+    float ms = 0;
+    BENCH_CUDA(hgca::bench::event_ms(s, start, stop, compute, &ms));
+    state.counters["queued_behind_ms"] = ms;
+  }
+  std::vector<double> seconds, host_seconds;
   int d = 1;
   for (auto _ : state) {
+    if (kQueued) BENCH_CUDA(compute());
     float ms = 0;
-    BENCH_CUDA(hgca::bench::event_ms(s, start, stop, [&] { return gather(d); }, &ms));
+    BENCH_CUDA(hgca::bench::event_ms(s, start, stop, [&] {
+      const auto t0 = std::chrono::steady_clock::now();
+      const cudaError_t e = gather(d);
+      host_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      return e;
+    }, &ms));
     state.SetIterationTime(ms / 1e3);
     seconds.push_back(ms / 1e3);
     d = (d + 1) % kDraws;
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kMoveBytes));
   state.counters["GBps_median"] = static_cast<double>(kMoveBytes) / median(seconds) / 1e9;
+  state.counters["host_ms_median"] = median(host_seconds) * 1e3;
   state.counters["block_KB"] = static_cast<double>(block >> 10);
   state.counters["SMs"] = kMethod == H2D::kFlash ? sms : 0;  // copy engines use none
   if (kThp) state.counters["huge_page_fraction"] = thp_pool().huge_fraction;
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
+  cudaStreamDestroy(s);
+}
+
+/// Arg: spans. The host's time in one flash_h2d call of that many 16 KB spans on 8 SMs, the GPU
+/// idle (each call's gather finishes, untimed, before the next call).
+void BM_H2DHost(benchmark::State& state) {
+  constexpr std::size_t block = 16384;
+  const auto n = static_cast<std::size_t>(state.range(0));
+  std::byte* src = pool();
+  Device dst(n * block);
+  if (!src || !dst.p) return state.SkipWithError("out of pinned or device memory");
+  cudaStream_t s = nullptr;
+  BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  const auto at = scattered_blocks(block, n, 7);
+  std::vector<hgca::gpu::H2DSpan> spans;
+  for (std::size_t i = 0; i < n; ++i) spans.push_back({src + at[i], dst.p + i * block, static_cast<int64_t>(block)});
+  std::vector<double> us;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const hgca::Status st = hgca::gpu::flash_h2d(spans, {8, 16384}, s);
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!st) return state.SkipWithError(st.message().c_str());
+    state.SetIterationTime(t);
+    us.push_back(t * 1e6);
+    BENCH_CUDA(cudaStreamSynchronize(s));
+  }
+  state.counters["host_us_median"] = median(us);
   cudaStreamDestroy(s);
 }
 
@@ -692,6 +738,14 @@ BENCHMARK(BM_H2D<H2D::kContiguous>)->Name("BM_H2D/memcpy_contiguous")->ArgNames(
     ->Args({16, 0})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
 BENCHMARK(BM_H2D<H2D::kPerBlock>)->Name("BM_H2D/memcpy_per_block")->ArgNames({"block_KB", "SMs"})
     ->ArgsProduct({{4, 16, 64}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(4);
+BENCHMARK(BM_H2D<H2D::kFlash, false, true>)->Name("BM_H2D/flash_queued")->ArgNames({"block_KB", "SMs"})
+    ->ArgsProduct({{4, 16, 64}, {2, 4, 8}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(12);
+BENCHMARK(BM_H2D<H2D::kBatch, false, true>)->Name("BM_H2D/memcpy_batch_queued")->ArgNames({"block_KB", "SMs"})
+    ->ArgsProduct({{4, 16, 64}, {0}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_H2D<H2D::kContiguous, false, true>)->Name("BM_H2D/memcpy_contiguous_queued")->ArgNames({"block_KB", "SMs"})
+    ->Args({16, 0})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_H2DHost)->ArgName("spans")->Arg(1)->Arg(64)->Arg(65)->Arg(1360)->Arg(16384)->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)->Iterations(20);
 BENCHMARK(BM_H2D<H2D::kFlash, true>)->Name("BM_H2D/flash_thp")->ArgNames({"block_KB", "SMs"})
     ->ArgsProduct({{4, 16, 64}, {8}})->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(12);
 BENCHMARK(BM_H2D<H2D::kBatch, true>)->Name("BM_H2D/memcpy_batch_thp")->ArgNames({"block_KB", "SMs"})

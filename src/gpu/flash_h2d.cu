@@ -19,6 +19,10 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kUnroll = 8;
 // Spans per launch: their descriptors fill the 32 KB of kernel parameters CUDA 12.1+ allows.
 constexpr int kMaxSpans = 1360;
+// A call of at most this many spans (the descriptors of spans over kMaxSpanBytes may take more
+// launches) launches kernels with 1.5 KB of parameters instead: the host's time in a call of 1 to
+// 64 spans fell from 12 to 5 µs (bench/results/session35).
+constexpr int kFewSpans = 64;
 // Longer spans are described as several (descriptor sizes are 32-bit).
 constexpr int64_t kMaxSpanBytes = int64_t{1} << 30;
 
@@ -29,13 +33,14 @@ struct Span {
   uint32_t first_piece;  // pieces of the launch's earlier spans
 };
 
+template <int kSpans>
 struct Launch {
-  Span span[kMaxSpans];
+  Span span[kSpans];
   int32_t count;
   int32_t pieces;
   int32_t piece_bytes;
 };
-static_assert(sizeof(Launch) <= 32764, "kernel parameters are limited to 32764 bytes");
+static_assert(sizeof(Launch<kMaxSpans>) <= 32764, "kernel parameters are limited to 32764 bytes");
 
 __device__ __forceinline__ void store16(std::byte* d, const uint4& r) {
   if ((reinterpret_cast<uintptr_t>(d) & 15) == 0) {
@@ -82,7 +87,8 @@ __device__ __forceinline__ void copy_piece(const std::byte* src, std::byte* dst,
 /// one's tail leaves idle, instead of a launch gap of about 11 µs each), and every launch ends with
 /// griddepcontrol.wait, so that a launch completes only after its predecessor did and the stream's
 /// later work sees every span gathered.
-__global__ void __launch_bounds__(kThreads, 1) flash_h2d_kernel(const __grid_constant__ Launch l) {
+template <int kSpans>
+__global__ void __launch_bounds__(kThreads, 1) flash_h2d_kernel(const __grid_constant__ Launch<kSpans> l) {
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const int warps = static_cast<int>(gridDim.x) * kWarps;
   for (int g = static_cast<int>(blockIdx.x) * kWarps + static_cast<int>(threadIdx.x) / 32; g < l.pieces; g += warps) {
@@ -104,6 +110,50 @@ __global__ void __launch_bounds__(kThreads, 1) flash_h2d_kernel(const __grid_con
   }
   asm volatile("griddepcontrol.launch_dependents;");  // warps with no piece (a repeat does nothing)
   asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
+/// Launches l's spans on `sms` blocks at most and empties l. A dependent launch is its stream
+/// predecessor's programmatic dependent (see flash_h2d_kernel); a call's first launch waits for the
+/// stream's earlier work as usual.
+template <int kSpans>
+cudaError_t launch(Launch<kSpans>& l, int32_t sms, void* stream, bool dependent) {
+  if (l.count == 0) return cudaSuccess;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(std::min(sms, (l.pieces + kWarps - 1) / kWarps)));
+  cfg.blockDim = dim3(kThreads);
+  cfg.stream = static_cast<cudaStream_t>(stream);
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = dependent ? 1 : 0;
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, flash_h2d_kernel<kSpans>, l);
+  l.count = 0;
+  l.pieces = 0;
+  return e;
+}
+
+/// Cuts the spans into descriptors of at most kMaxSpanBytes and launches them, kSpans a launch.
+template <int kSpans>
+cudaError_t gather(std::span<const H2DSpan> spans, const FlashH2DConfig& config, void* stream) {
+  auto l = std::make_unique<Launch<kSpans>>();  // up to 32 KB: not on the caller's stack
+  l->count = l->pieces = 0;
+  l->piece_bytes = config.piece_bytes;
+  bool dependent = false;
+  for (const H2DSpan& s : spans) {
+    for (int64_t offset = 0; offset < s.bytes; offset += kMaxSpanBytes) {
+      const int64_t bytes = std::min(kMaxSpanBytes, s.bytes - offset);
+      const auto pieces = static_cast<int32_t>((bytes + config.piece_bytes - 1) / config.piece_bytes);
+      if (l->count == kSpans || l->pieces > INT32_MAX - pieces) {
+        if (cudaError_t e = launch(*l, config.sms, stream, dependent); e != cudaSuccess) return e;
+        dependent = true;
+      }
+      l->span[l->count++] = {static_cast<const std::byte*>(s.src) + offset, static_cast<std::byte*>(s.dst) + offset,
+                             static_cast<uint32_t>(bytes), static_cast<uint32_t>(l->pieces)};
+      l->pieces += pieces;
+    }
+  }
+  return launch(*l, config.sms, stream, dependent);
 }
 
 Status invalid(const std::string& message) { return {StatusCode::kInvalidArgument, "flash_h2d: " + message}; }
@@ -144,39 +194,9 @@ Status flash_h2d(std::span<const H2DSpan> spans, const FlashH2DConfig& config, v
     if (!valid(spans[i])) return invalid_span(i, spans[i]);
   }
 
-  auto l = std::make_unique<Launch>();  // 32 KB: not on the caller's stack
-  l->piece_bytes = config.piece_bytes;
-  bool first = true;
-  const auto launch = [&]() -> cudaError_t {
-    if (l->count == 0) return cudaSuccess;
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(static_cast<unsigned>(std::min(config.sms, (l->pieces + kWarps - 1) / kWarps)));
-    cfg.blockDim = dim3(kThreads);
-    cfg.stream = static_cast<cudaStream_t>(stream);
-    cudaLaunchAttribute attr{};  // the first launch waits for the stream's earlier work as usual
-    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr.val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = first ? 0 : 1;
-    first = false;
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, flash_h2d_kernel, *l);
-    l->count = 0;
-    l->pieces = 0;
-    return e;
-  };
-  for (const H2DSpan& s : spans) {
-    for (int64_t offset = 0; offset < s.bytes; offset += kMaxSpanBytes) {
-      const int64_t bytes = std::min(kMaxSpanBytes, s.bytes - offset);
-      const auto pieces = static_cast<int32_t>((bytes + config.piece_bytes - 1) / config.piece_bytes);
-      if (l->count == kMaxSpans || l->pieces > INT32_MAX - pieces) {
-        if (cudaError_t e = launch(); e != cudaSuccess) return cuda_error("kernel launch", e);
-      }
-      l->span[l->count++] = {static_cast<const std::byte*>(s.src) + offset, static_cast<std::byte*>(s.dst) + offset,
-                             static_cast<uint32_t>(bytes), static_cast<uint32_t>(l->pieces)};
-      l->pieces += pieces;
-    }
-  }
-  if (cudaError_t e = launch(); e != cudaSuccess) return cuda_error("kernel launch", e);
+  const cudaError_t e =
+      spans.size() <= kFewSpans ? gather<kFewSpans>(spans, config, stream) : gather<kMaxSpans>(spans, config, stream);
+  if (e != cudaSuccess) return cuda_error("kernel launch", e);
   return Status::ok();
 }
 

@@ -127,12 +127,15 @@ TEST_P(FlashH2DSpans, GathersEveryByteAndNothingElse) {
 }
 
 // 1 B … 1 MiB on 8 SMs; thousands of small spans on one SM with the smallest pieces (several
-// launches); registered pageable memory as the source; many SMs over few spans.
+// launches); registered pageable memory as the source; many SMs over few spans; 64 and 65 spans,
+// either side of the calls that launch the kernel with the small parameter block.
 INSTANTIATE_TEST_SUITE_P(Lists, FlashH2DSpans,
                          ::testing::Values(SpanCase{8, 16384, 300, 1 << 20, false},
                                            SpanCase{1, 512, 3000, 4096, false},
                                            SpanCase{3, 65536, 60, 1 << 20, true},
-                                           SpanCase{16, 1024, 7, 100000, false}),
+                                           SpanCase{16, 1024, 7, 100000, false},
+                                           SpanCase{2, 512, 64, 50000, false},
+                                           SpanCase{2, 512, 65, 50000, false}),
                          [](const auto& p) { return "case" + std::to_string(p.index); });
 
 // A gather's launches after the first may start in their predecessor's tail: a copy queued after
