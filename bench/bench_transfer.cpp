@@ -6,10 +6,11 @@
 // contiguous cudaMemcpyAsync. CUDA events; GB/s of the median iteration. "_thp": the pool on
 // transparent huge pages, registered with cudaHostRegister (what the store's pinned chunks could
 // be), to see whether translating scattered 4 KB pages costs the GPU. "_queued": each iteration's
-// gather is enqueued behind ~1-2 ms of compute on its stream (counter queued_behind_ms), as the
-// runtime enqueues its transfers behind a step's GPU work, so the host's time in the call
-// (host_ms_median) is hidden and the GPU's time alone is measured; without it the GPU is idle when
-// the call starts. BM_H2DHost: the host's time in one flash_h2d call of n 16 KB spans.
+// gather is enqueued behind a compute kernel on its stream (0.6 ms on the GPU machine's H200:
+// counter queued_behind_ms), as the runtime enqueues its transfers behind a step's GPU work, so
+// that the host's time in the call (host_ms_median), where shorter, is hidden and the GPU's time
+// alone is measured; without it the GPU is idle when the call starts. BM_H2DHost: the host's
+// time in one flash_h2d call of n 16 KB spans.
 // D2H: every step, 32 sequences each evict one block per KV head (Hkv 8, D 128, bf16; K and V),
 // 256 MB in all (the store rows' `laps` 4: 1 GB, the same device rows moved four times). FlashD2H
 // end to end, wall clock: each step's new rows go to pinned staging in one copy per K and V (2 to
