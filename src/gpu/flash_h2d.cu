@@ -21,7 +21,7 @@ constexpr int kUnroll = 8;
 constexpr int kMaxSpans = 1360;
 // A call of at most this many spans (the descriptors of spans over kMaxSpanBytes may take more
 // launches) launches kernels with 1.5 KB of parameters instead: the host's time in a call of 1 to
-// 64 spans fell from 9-12 to 4-5 µs on the GPU machine (bench/results/session35).
+// 64 spans fell from 9-12 to 4-5 µs on the GPU machine (bench/results/session36).
 constexpr int kFewSpans = 64;
 // Longer spans are described as several (descriptor sizes are 32-bit).
 constexpr int64_t kMaxSpanBytes = int64_t{1} << 30;

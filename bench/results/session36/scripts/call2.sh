@@ -4,7 +4,7 @@
 # its dependents when AHEAD pieces are left to load: bin/a0 (v2 as it is: at the last load),
 # a6 (one ring ahead), a24, a100000 (at its first load). Each binary also has the benchmark-only
 # gather (BM_H2D/x_bulk, one launch). 3 rounds, 16 and 64 KB, the binaries alternating.
-CALL=${CALL:-call2}; source bench/results/session35/scripts/common.sh
+CALL=${CALL:-call2}; source bench/results/session36/scripts/common.sh
 python3 -c "
 import torch, time
 t0=time.time(); xs=[torch.ones(8<<30, dtype=torch.uint8) for _ in range(10)]; print('touched 80 GiB in %.1f s' % (time.time()-t0))"

@@ -1,10 +1,10 @@
 #!/bin/bash
-# Session 35, call 9 (issue 5's D2H rows on the H200 host of calls 7-8, the library as committed,
+# Session 36, call 9 (issue 5's D2H rows on the H200 host of calls 7-8, the library as committed,
 # bin/d1): FlashD2H end to end into fresh, grown and varied stores at 1-32 layers (the runtime's
 # slot counts), against per-block and batch copies D2H and the copies alone; the compute-bound
 # kernel alone and beside FlashD2H; 3 rounds in one process each (session 34's call 3 filter
 # without its H2D rows).
-CALL=${CALL:-call9}; source bench/results/session35/scripts/common.sh
+CALL=${CALL:-call9}; source bench/results/session36/scripts/common.sh
 python3 -c "
 import torch, time
 t0=time.time(); xs=[torch.ones(8<<30, dtype=torch.uint8) for _ in range(10)]; print('touched 80 GiB in %.1f s' % (time.time()-t0))"

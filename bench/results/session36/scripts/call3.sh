@@ -2,7 +2,7 @@
 # Session 35, call 3: does FlashH2D (v2 of call 1) lose its ~1 GB/s to x_bulk per launch? v2 built
 # with 1360 (bin/s1360, as it is), 680 and 340 spans per launch; the benchmark also records the
 # host's time in each call (host_ms_median). 3 rounds, 16 and 64 KB, the binaries alternating.
-CALL=${CALL:-call3}; source bench/results/session35/scripts/common.sh
+CALL=${CALL:-call3}; source bench/results/session36/scripts/common.sh
 python3 -c "
 import torch, time
 t0=time.time(); xs=[torch.ones(8<<30, dtype=torch.uint8) for _ in range(10)]; print('touched 80 GiB in %.1f s' % (time.time()-t0))"

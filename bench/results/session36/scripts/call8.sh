@@ -1,9 +1,9 @@
 #!/bin/bash
-# Session 35, call 8: the library as committed (bin/d1: FlashH2D picks the 1.5 KB parameter block by
+# Session 36, call 8: the library as committed (bin/d1: FlashH2D picks the 1.5 KB parameter block by
 # the call's span count, ≤ 64) on the GPU machine: the whole GPU suite, the model tests, the
 # allocation-failure sweep; 3 rounds of the 16 KB H2D rows (idle and queued) and BM_H2DHost against
 # main before it (bin/d0), alternating; hgca-decode's default run 3 times.
-CALL=${CALL:-call8}; source bench/results/session35/scripts/common.sh
+CALL=${CALL:-call8}; source bench/results/session36/scripts/common.sh
 timeout 240 $D/bin/d1/hgca_gpu_tests > $R/gpu_tests.log 2>&1; echo "hgca_gpu_tests rc=$?"
 timeout 60 $D/bin/d1/hgca_gpu_model_tests > $R/model_tests.log 2>&1; echo "hgca_gpu_model_tests rc=$?"
 timeout 60 $D/bin/d1/hgca_gpu_alloc_tests > $R/gpu_alloc_tests.log 2>&1; echo "hgca_gpu_alloc_tests rc=$?"

@@ -1,10 +1,10 @@
 #!/bin/bash
-# Session 35, call 10 (issue 4 on the library as committed, bin/d1; session 34 call 2's commands):
+# Session 36, call 10 (issue 4 on the library as committed, bin/d1; session 34 call 2's commands):
 # the CPU engine on all 16 threads, every ISA path, bf16 and fp16, and with per-head selected
 # lengths varied (1-30 %), a 4 GiB working set, 2 rounds; PyTorch's CPU SDPA over the same
 # selected subset in the same call, before and after; hgca-tune's full sweep with its table, best
 # configuration and plot.
-CALL=${CALL:-call10}; source bench/results/session35/scripts/common.sh
+CALL=${CALL:-call10}; source bench/results/session36/scripts/common.sh
 export HGCA_BENCH_WS_MB=4096
 timeout 70 python3 bench/peers/torch_cpu_sdpa.py > $R/torch-1.json 2> $R/torch-1.err || echo "peer 1 failed"
 for r in 1 2; do

@@ -6,7 +6,7 @@
 # into shared memory first (experiments/flash-h2d-bulk-v3.patch). Correctness of v2 and v3 (the
 # FlashH2D tests and round trips, plain and under memcheck), then 3 rounds of the 16 KB rows, the
 # three binaries alternating, 80 GiB of guest memory touched first.
-CALL=${CALL:-call1}; source bench/results/session35/scripts/common.sh
+CALL=${CALL:-call1}; source bench/results/session36/scripts/common.sh
 F='FlashH2D*:Lists/FlashH2DSpans*:Cases/FlashRoundTrip*'
 for v in v2 v3; do
   timeout 30 $D/bin/$v/hgca_gpu_tests --gtest_filter="$F" > $R/$v-tests.log 2>&1; echo "$v tests rc=$?"

@@ -1,10 +1,10 @@
 #!/bin/bash
-# Session 35, call 7: the library as committed (bin/d1: FlashH2D launches a call of at most 64
+# Session 36, call 7: the library as committed (bin/d1: FlashH2D launches a call of at most 64
 # spans with a 1.5 KB parameter block) against main before it (bin/d0), the same benchmark source.
 # d1's FlashH2D tests and round trips, plain and under memcheck; then 3 rounds of every H2D row
 # (4, 16, 64 KB; GPU idle at the call, and "_queued" behind compute) and BM_H2DHost, d0 and d1
 # alternating, 80 GiB of guest memory touched first.
-CALL=${CALL:-call7}; source bench/results/session35/scripts/common.sh
+CALL=${CALL:-call7}; source bench/results/session36/scripts/common.sh
 F='FlashH2D*:Lists/FlashH2DSpans*:Cases/FlashRoundTrip*'
 timeout 60 $D/bin/d1/hgca_gpu_tests --gtest_filter="$F" > $R/d1-tests.log 2>&1; echo "d1 tests rc=$?"
 timeout 90 compute-sanitizer --tool memcheck --leak-check full $D/bin/d1/hgca_gpu_tests --gtest_filter="$F" > $R/d1-memcheck.log 2>&1; echo "d1 memcheck rc=$?"

@@ -3,7 +3,7 @@
 # c1 of call 5 (bin/d1: the TMA ring, first launch 64 spans), each with HGCA_BENCH_PREROLL=0 and 1,
 # 3 rounds, 16 KB; then the host's time in one call of 1, 64, 65, 1424 and 16384 spans
 # (BM_H2DHost, GPU idle).
-CALL=${CALL:-call6}; source bench/results/session35/scripts/common.sh
+CALL=${CALL:-call6}; source bench/results/session36/scripts/common.sh
 python3 -c "
 import torch, time
 t0=time.time(); xs=[torch.ones(8<<30, dtype=torch.uint8) for _ in range(10)]; print('touched 80 GiB in %.1f s' % (time.time()-t0))"

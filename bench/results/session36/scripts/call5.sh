@@ -1,14 +1,14 @@
 #!/bin/bash
-# Session 35, call 4: is FlashH2D's gap to x_bulk the host's time before the first launch? bin/b0:
-# v2 of call 1; bin/b1: v2 whose first launch carries 128 spans (the GPU starts sooner). Each
-# with HGCA_BENCH_PREROLL=0 and 1 (1: a ~1 ms kernel before the start event, so the whole call is
-# enqueued before the GPU starts it). 3 rounds, 16 KB, the runs alternating.
-CALL=${CALL:-call4}; source bench/results/session35/scripts/common.sh
+# Session 35, call 5: the host's time before FlashH2D's first launch. bin/c0: b1 of call 4 (first
+# launch 128 spans, the 32 KB parameter block); c1: the first launch a kernel of its own with 64
+# spans (1.5 KB of parameters); c2: c1 setting the kernels' shared-memory attribute only once per
+# process (a measurement hack). Each with HGCA_BENCH_PREROLL=0 and 1, 3 rounds, 16 KB.
+CALL=${CALL:-call5}; source bench/results/session36/scripts/common.sh
 python3 -c "
 import torch, time
 t0=time.time(); xs=[torch.ones(8<<30, dtype=torch.uint8) for _ in range(10)]; print('touched 80 GiB in %.1f s' % (time.time()-t0))"
 for r in 1 2 3; do
-  for v in b0 b1; do for p in 0 1; do
+  for v in c0 c1 c2; do for p in 0 1; do
     HGCA_BENCH_PREROLL=$p timeout 40 $D/bin/$v/hgca_bench_transfer --benchmark_filter='BM_H2D/(flash|x_bulk)/block_KB:16/SMs:(4|8)/|BM_H2D/memcpy_contiguous/' \
       --benchmark_format=json --benchmark_out=$R/$v-p$p-r$r.json > /dev/null 2> $R/$v-p$p-r$r.err || echo "$v p$p round $r failed"
   done; done
