@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <numeric>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -53,6 +55,29 @@ TEST(Topology, TwoAndFourNodeSynthetic) {
   }
   EXPECT_TRUE(four->gpus().empty());
   EXPECT_THAT(four->describe(), HasSubstr("4 NUMA node(s), 24 cores"));
+}
+
+// The machine's memory in the first line; each node's as the OS reports it (a virtual machine's
+// sysfs may report far less per node than the machine has: only the nodes' own figures say so).
+TEST(Topology, DescribeGivesTheMachinesMemoryAndEachNodes) {
+  auto two = synthetic("pack:2 numa:1(memory=1073741824) core:4 pu:1");
+  ASSERT_TRUE(two);
+  EXPECT_THAT(two->describe(), HasSubstr("2 NUMA node(s), 8 cores, last-level cache"));
+  EXPECT_THAT(two->describe(), HasSubstr(", 2.0 GiB of memory\n"));
+  EXPECT_THAT(two->describe(), HasSubstr("cpus 0-3, 1.0 GiB local memory as the OS reports it\n"));
+
+  std::shared_ptr<const Topology> here;
+  ASSERT_TRUE(Topology::from_machine(&here).is_ok());
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  while (meminfo >> key && key != "MemTotal:") meminfo.ignore(1 << 10, '\n');
+  ASSERT_TRUE(meminfo >> kib) << "no MemTotal in /proc/meminfo";
+  const std::string d = here->describe();
+  const auto at = d.find(" GiB of memory");
+  ASSERT_NE(at, std::string::npos) << d;
+  const double gib = std::stod(d.substr(d.rfind(' ', at - 1) + 1, at));
+  EXPECT_NEAR(gib, kib / (1 << 20), 0.06) << d;
 }
 
 TEST(Topology, BadSourcesNameWhatWasGiven) {

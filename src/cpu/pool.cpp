@@ -3,6 +3,7 @@
 
 #include <hwloc.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/task_scheduler_observer.h>
 
@@ -193,12 +194,17 @@ bool Topology::memory_binding_supported() const {
 }
 
 std::string Topology::describe() const {
-  std::string s = fmt::format("topology {}{}: {} NUMA node(s), {} cores, last-level cache {:.0f} MiB\n", source_,
-                              this_system_ ? " (this machine)" : "", nodes_.size(), total_cores(),
-                              static_cast<double>(llc_bytes_) / (1 << 20));
+  // The machine's memory from the OS's page count: the per-node figures hwloc reads from sysfs can
+  // be far below it in a virtual machine or container (14 of 128 GiB on the GPU machine).
+  uint64_t memory = 0;
+  for (const NumaNode& n : nodes_) memory += n.memory_bytes;
+  if (this_system_) memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
+  std::string s = fmt::format("topology {}{}: {} NUMA node(s), {} cores, last-level cache {:.0f} MiB, {:.1f} GiB of memory\n",
+                              source_, this_system_ ? " (this machine)" : "", nodes_.size(), total_cores(),
+                              static_cast<double>(llc_bytes_) / (1 << 20), static_cast<double>(memory) / (1 << 30));
   for (const NumaNode& n : nodes_) {
-    s += fmt::format("  node {} (os {}): {} cores, {} hw threads, cpus {}, {:.1f} GiB\n", n.index, n.os_index,
-                     n.cores, n.hw_threads, n.cpus.empty() ? "-" : n.cpus,
+    s += fmt::format("  node {} (os {}): {} cores, {} hw threads, cpus {}, {:.1f} GiB local memory as the OS reports it\n",
+                     n.index, n.os_index, n.cores, n.hw_threads, n.cpus.empty() ? "-" : n.cpus,
                      static_cast<double>(n.memory_bytes) / (1 << 30));
   }
   if (gpus_.empty()) s += "  GPUs: none found by hwloc (PCI vendor 0x10de)\n";
