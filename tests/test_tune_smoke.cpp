@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -35,6 +36,12 @@ TEST(HgcaTune, QuickJsonOnATinyWorkload) {
   EXPECT_TRUE(report.at("best_config").is_object());
   EXPECT_FALSE(report.at("ranked").empty());
   EXPECT_FALSE(report.at("topology").at("nodes").empty());
+  std::ifstream meminfo("/proc/meminfo");  // the machine's memory, as the kernel counts it
+  std::string key;
+  double kib = 0;
+  while (meminfo >> key && key != "MemTotal:") meminfo.ignore(1 << 10, '\n');
+  ASSERT_TRUE(meminfo >> kib) << "no MemTotal in /proc/meminfo";
+  EXPECT_NEAR(report.at("topology").at("memory_bytes").get<double>(), kib * 1024, 1 << 20);
 
   Options o;
   const Status s = load_options_json(out, &o);

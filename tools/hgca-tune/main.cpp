@@ -9,8 +9,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
+#include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -376,7 +377,10 @@ int run(Cli& cli) {
                        {"cpus", n.cpus}, {"memory_bytes", n.memory_bytes}});
     }
     const json report = {
-        {"topology", {{"nodes", nodes}, {"gpus", gpus}, {"gpu_local_nodes", gpu_nodes},
+        // The machine's memory, and in `nodes` each node's as the OS reports it (far less in some
+        // virtual machines: 4.8 of 126 GiB on the GPU machine).
+        {"topology", {{"memory_bytes", static_cast<uint64_t>(hgca::tools::physical_memory_gib() * hgca::tools::kGiB)},
+                      {"nodes", nodes}, {"gpus", gpus}, {"gpu_local_nodes", gpu_nodes},
                       {"last_level_cache_bytes", topo->last_level_cache_bytes()}, {"memory_bound_to_nodes", dram_bound}}},
         {"engine", hgca::tune::engine_name()},
         {"isa_auto_is", hgca::tune::engine_auto_isa()},
