@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "data_dir.hpp"
 #include "hgca/hgca.hpp"
 #include "model/checkpoint.hpp"
 #include "model/exact_attention.hpp"
@@ -23,7 +24,7 @@
 namespace hgca::model {
 namespace {
 
-const std::string kDataDir = HGCA_SHARED_DIR "/data/stories260K";
+const std::string kDataDir = hgca::test::data_dir("HGCA_SHARED_DIR", HGCA_SHARED_DIR) + "/data/stories260K";
 const std::string kCheckpointPath = kDataDir + "/stories260K.bin";
 const std::string kTokenizerPath = kDataDir + "/tok512.bin";
 
@@ -49,7 +50,7 @@ class StoriesTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (!std::filesystem::exists(kCheckpointPath) || !std::filesystem::exists(kTokenizerPath)) {
-      skip_reason_ = "stories260K not found under " + kDataDir + " (shared/ is expected beside the checkout)";
+      skip_reason_ = "stories260K not found under " + kDataDir + " (shared/ is expected beside the checkout, or named by HGCA_SHARED_DIR)";
       return;
     }
     Status status = Checkpoint::load(kCheckpointPath, &checkpoint_);

@@ -17,6 +17,7 @@
 
 #include "cpu/placement.hpp"
 #include "cpu/pool.hpp"
+#include "data_dir.hpp"
 
 namespace hgca::cpu {
 namespace {
@@ -31,7 +32,7 @@ std::shared_ptr<const Topology> synthetic(const std::string& description) {
   return t;
 }
 
-const std::string kGpuXml = std::string(HGCA_TEST_DATA_DIR) + "/topo-2node-gpu.xml";
+const std::string kGpuXml = hgca::test::data_dir("HGCA_TEST_DATA_DIR", HGCA_TEST_DATA_DIR) + "/topo-2node-gpu.xml";
 
 TEST(Topology, TwoAndFourNodeSynthetic) {
   auto two = synthetic("pack:2 numa:1 core:4 pu:1");

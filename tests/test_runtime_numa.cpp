@@ -19,6 +19,7 @@
 #include "config_json.hpp"
 #include "cpu/pool.hpp"
 #include "cpu/sparse_engine.hpp"
+#include "data_dir.hpp"
 #include "hgca/hgca.hpp"
 #include "reference/reference.hpp"
 #include "runtime_backends.hpp"
@@ -29,7 +30,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-const std::string kGpuXml = std::string(HGCA_TEST_DATA_DIR) + "/topo-2node-gpu.xml";  // GPU 0000:65:00.0 on node 1
+const std::string kGpuXml = test::data_dir("HGCA_TEST_DATA_DIR", HGCA_TEST_DATA_DIR) + "/topo-2node-gpu.xml";  // GPU 0000:65:00.0 on node 1
 
 Machine synthetic(const std::string& description) {
   Machine m;
