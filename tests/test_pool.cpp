@@ -32,6 +32,8 @@ std::shared_ptr<const Topology> synthetic(const std::string& description) {
   return t;
 }
 
+// 2 packages × (1 NUMA node, 2 cores), an NVIDIA GPU (0000:65:00.0) on package 1. No XML comments
+// in it: hwloc's minimal parser (used where its libxml2 plugin is not loaded) rejects them.
 const std::string kGpuXml = hgca::test::data_dir("HGCA_TEST_DATA_DIR", HGCA_TEST_DATA_DIR) + "/topo-2node-gpu.xml";
 
 TEST(Topology, TwoAndFourNodeSynthetic) {
