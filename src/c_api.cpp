@@ -216,6 +216,11 @@ hgca_status hgca_end_step(hgca_runtime* runtime) {
   return guarded("hgca_end_step", [&] { return report(runtime->impl->end_step()); });
 }
 
+hgca_status hgca_abort_step(hgca_runtime* runtime) {
+  if (!runtime) return null_argument("hgca_abort_step", "runtime");
+  return guarded("hgca_abort_step", [&] { return report(runtime->impl->abort_step()); });
+}
+
 hgca_status hgca_get_layer_stats(const hgca_runtime* runtime, int32_t layer, hgca_layer_stats* out,
                              int64_t* context_tokens, int32_t context_tokens_capacity) {
   if (!runtime) return null_argument("hgca_get_layer_stats", "runtime");

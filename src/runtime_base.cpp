@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <exception>
+#include <span>
 #include <stdexcept>
 #include <unordered_set>
 
@@ -263,6 +265,21 @@ Status RuntimeBase::end_step() {
   return Status::ok();
 }
 
+Status RuntimeBase::abort_step() {
+  if (!in_step_) return error(StatusCode::kFailedPrecondition, "abort_step: no step is open");
+  for (int32_t l = 0; l < opt_.n_layers; ++l) {
+    if (layer_done_[l]) {
+      return error(StatusCode::kFailedPrecondition, "abort_step: layer {} was attended in this step and holds its new "
+                   "rows: a step can be abandoned only before its first attention call (attend the other layers "
+                   "and end_step)", l);
+    }
+  }
+  drop_reserved(*step_);
+  in_step_ = false;
+  step_.reset();
+  return Status::ok();
+}
+
 Status RuntimeBase::layer_stats(int32_t layer, LayerStats* out) const {
   if (Status s = check_layer("layer_stats", layer); !s) return s;
   if (!out) return error(StatusCode::kInvalidArgument, "layer_stats: out is null");
@@ -410,6 +427,17 @@ Status RuntimeBase::validate_call(int32_t layer, const TensorView& q, const Tens
                    static_cast<int>(a.dtype), to_string(a.dtype), to_string(opt_.dtype));
     }
     if (!a.data) return error(kInvalidArgument, "attention: {}.data is null", a.name);
+  }
+  // q, k and v are still read after out is written (the merge, a re-evaluation's queries): out
+  // sharing their memory would change the results silently.
+  const auto begin = [](const Arg& a) { return reinterpret_cast<std::uintptr_t>(a.data); };
+  const auto end = [&](const Arg& a) { return begin(a) + static_cast<std::uintptr_t>(a.shape[0] * a.shape[1] * a.shape[2]) * elem_size_; };
+  for (const Arg& a : std::span(args, 3)) {
+    if (begin(a) < end(args[3]) && begin(args[3]) < end(a)) {
+      return error(kInvalidArgument, "attention: out = {} ({} bytes) overlaps {} = {} ({} bytes), expected separate "
+                   "buffers (q, k and v are read after out is written)", args[3].data, end(args[3]) - begin(args[3]),
+                   a.name, a.data, end(a) - begin(a));
+    }
   }
   return Status::ok();
 }

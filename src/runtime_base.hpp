@@ -62,6 +62,7 @@ class RuntimeBase : public Runtime {
   Status release_sequence(SeqId id) override;
   Status begin_step(std::span<const SeqId> seq_ids, std::span<const int32_t> n_new) override;
   Status end_step() override;
+  Status abort_step() override;
   Status layer_stats(int32_t layer, LayerStats* out) const override;
   Status sequence_length(SeqId id, int64_t* out) const override;
   Status store_memory_stats(std::vector<StoreMemoryStats>* out) const override;

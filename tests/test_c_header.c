@@ -266,6 +266,11 @@ int hgca_test_c_smoke(void) {
   CHECK(contains(hgca_last_error(), "42"));
   CHECK(hgca_attention(rt, 0, 1, q, k, v, out, 0, 0) == HGCA_FAILED_PRECONDITION);
   CHECK(hgca_end_step(rt) == HGCA_FAILED_PRECONDITION);
+  CHECK(hgca_abort_step(rt) == HGCA_FAILED_PRECONDITION);
+  CHECK(contains(hgca_last_error(), "abort_step: no step is open"));
+  CHECK(hgca_abort_step(0) == HGCA_INVALID_ARGUMENT);
+  CHECK(hgca_begin_step(rt, ids, one, 1) == HGCA_OK);
+  CHECK(hgca_abort_step(rt) == HGCA_OK);
   CHECK(hgca_get_layer_stats(rt, kLayers, &stats, 0, 0) == HGCA_INVALID_ARGUMENT);
   CHECK(contains(hgca_last_error(), "layer = 2"));
   CHECK(hgca_add_sequence(0, 1) == HGCA_INVALID_ARGUMENT);

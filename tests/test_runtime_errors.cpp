@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -265,6 +266,22 @@ TEST_F(Errors, NullData) {
   expect_usable();
 }
 
+TEST_F(Errors, OutSharingMemoryWithAnInput) {
+  begin_scratch(2);
+  Views w = views(0);
+  w.out.data = qb_[0].data();  // in place of q
+  expect_error(bad_attention(0, w), StatusCode::kInvalidArgument, {"out", "overlaps q", "separate buffers"});
+  // v's rows copied to the front of one buffer, out starting inside them.
+  std::vector<std::byte> shared(4096);
+  std::copy(vb_[0].begin(), vb_[0].end(), shared.begin());
+  w = views(0);
+  w.v.data = shared.data();
+  w.out.data = shared.data() + vb_[0].size() - 4;
+  expect_error(bad_attention(0, w), StatusCode::kInvalidArgument, {"out", "overlaps v", "(128 bytes)"});
+  finish_scratch();
+  expect_usable();
+}
+
 TEST_F(Errors, LayerOutOfRange) {
   begin_scratch(2);
   expect_error(bad_attention(-1, views(0)), StatusCode::kInvalidArgument, {"layer = -1", "[0, 2)"});
@@ -329,6 +346,40 @@ TEST_F(Errors, EndStepWithALayerMissing) {
   const Status s = rt().end_step();
   ASSERT_TRUE(s.is_ok()) << s.message();
   expect_scratch_history();
+  expect_usable();
+}
+
+TEST_F(Errors, AbortStepBeforeTheFirstAttention) {
+  int64_t before = -1;
+  ASSERT_TRUE(rt().sequence_length(kScratch, &before).is_ok());
+  std::vector<StoreMemoryStats> memory_before, memory_after;
+  ASSERT_TRUE(rt().store_memory_stats(&memory_before).is_ok());
+  begin_scratch(3);  // the caller's tensors hold 2 tokens: n_new was wrong
+  Views w = views(0);
+  w.q.shape[0] = w.k.shape[0] = w.v.shape[0] = w.out.shape[0] = 2;
+  expect_error(bad_attention(0, w), StatusCode::kInvalidArgument, {"q.shape", "[3, 4, 8]"});
+  ASSERT_TRUE(rt().abort_step().is_ok());
+  // As before begin_step: the length, the store blocks the step had taken given back, and a step
+  // can be begun (sequences added and released too).
+  int64_t after = -1;
+  ASSERT_TRUE(rt().sequence_length(kScratch, &after).is_ok());
+  EXPECT_EQ(after, before);
+  ASSERT_TRUE(rt().store_memory_stats(&memory_after).is_ok());
+  ASSERT_EQ(memory_after.size(), memory_before.size());
+  for (std::size_t i = 0; i < memory_after.size(); ++i) EXPECT_EQ(memory_after[i].used_bytes, memory_before[i].used_bytes);
+  expect_error(rt().abort_step(), StatusCode::kFailedPrecondition, {"abort_step", "no step"});
+  ASSERT_TRUE(rt().add_sequence(55).is_ok());
+  ASSERT_TRUE(rt().release_sequence(55).is_ok());
+  begin_scratch(2);
+  finish_scratch();
+  expect_usable();
+}
+
+TEST_F(Errors, AbortStepAfterALayerWasAttended) {
+  begin_scratch(2);
+  attend_scratch(1);
+  expect_error(rt().abort_step(), StatusCode::kFailedPrecondition, {"abort_step", "layer 1", "end_step"});
+  finish_scratch();  // the step goes on
   expect_usable();
 }
 

@@ -139,6 +139,8 @@ hgca_status hgca_attention(hgca_runtime* runtime, int32_t layer, int64_t total_t
                            const void* q, const void* k, const void* v, void* out, float* lse_out,
                            void* stream);
 hgca_status hgca_end_step(hgca_runtime* runtime);
+/* Abandons the open step before its first hgca_attention (see Runtime::abort_step). */
+hgca_status hgca_abort_step(hgca_runtime* runtime);
 
 /* context_tokens may be NULL; otherwise it must hold n_kv_heads entries. */
 hgca_status hgca_get_layer_stats(const hgca_runtime* runtime, int32_t layer, hgca_layer_stats* out,

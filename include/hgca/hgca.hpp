@@ -305,7 +305,8 @@ class Runtime {
   virtual Status begin_step(std::span<const SeqId> seq_ids, std::span<const int32_t> n_new) = 0;
 
   /// One attention call for `layer` (each layer exactly once per step, any order).
-  /// q [T, Hq, D], k and v [T, Hkv, D], out [T, Hq, D], with T the step's total new tokens.
+  /// q [T, Hq, D], k and v [T, Hkv, D], out [T, Hq, D], with T the step's total new tokens; out
+  /// must not share memory with q, k or v (they are read after out is written: kInvalidArgument).
   /// The new queries attend causally to the sequence's whole history: exactly over the window and
   /// the new tokens, sparsely over the selected store. `lse_out` [T, Hq] (optional) receives the
   /// natural-log LSE of the scaled scores over everything attended.
@@ -336,6 +337,10 @@ class Runtime {
 
   /// Ends the step; fails if some layer was not attended.
   virtual Status end_step() = 0;
+  /// Abandons the open step before its first attention call (e.g. after begin_step was given a
+  /// wrong n_new): the runtime is as it was before begin_step. Once a layer has been attended its
+  /// rows are in, and the step must be completed (kFailedPrecondition).
+  virtual Status abort_step() = 0;
 
   /// Statistics of `layer` over the live sequences (reflects published re-evaluations).
   virtual Status layer_stats(int32_t layer, LayerStats* out) const = 0;
