@@ -106,5 +106,17 @@ TEST(HgcaTune, ValuesItCannotUseAreRefusedByName) {
   test::expect_refused(HGCA_TUNE_EXE, cases);
 }
 
+// An output file the OS refuses (here even to root, whom access() lets through) ends the run before
+// the sweep, not after it with the results lost.
+TEST(HgcaTune, UnwritableOutputIsRefusedBeforeTheSweep) {
+  for (const char* flag : {"--out", "--svg"}) {
+    int status = -1;
+    const std::string text = run(std::string(HGCA_TUNE_EXE) + " --quick " + flag + " /proc/hgca-tune-test 2>&1", &status);
+    EXPECT_NE(status, 0) << flag;
+    EXPECT_NE(text.find(std::string(flag) + " /proc/hgca-tune-test: cannot write the file"), std::string::npos) << text;
+    EXPECT_EQ(text.find("GB/s"), std::string::npos) << flag << ": measured before refusing:\n" << text;
+  }
+}
+
 }  // namespace
 }  // namespace hgca

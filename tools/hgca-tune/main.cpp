@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -73,17 +75,18 @@ std::optional<NumaPlacement> parse_placement(const std::string& s) {
 
 [[noreturn]] void fail(const std::string& message);
 
-/// Fails unless `path` can be written: a file of ours, or a new one in a directory we can write into.
+/// Fails unless `path` can be written, by opening it (appending, so that a file there is kept as it
+/// is until the sweep has run; one created here is removed again): permissions alone do not say
+/// (root passes every access() check, and /proc refuses new files to root too).
 void check_writable(const char* flag, const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(path, ec)) fail(fmt::format("{} {}: is a directory, expected a file to write", flag, path));
-  if (fs::exists(path, ec)) {
-    if (access(path.c_str(), W_OK) != 0) fail(fmt::format("{} {}: the file cannot be written", flag, path));
-    return;
-  }
-  const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
-  if (access(dir.c_str(), W_OK) != 0) fail(fmt::format("{} {}: cannot write into {}", flag, path, dir.string()));
+  const bool existed = fs::exists(path, ec);
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (!f) fail(fmt::format("{} {}: cannot write the file ({})", flag, path, std::strerror(errno)));
+  std::fclose(f);
+  if (!existed) fs::remove(path, ec);
 }
 
 [[noreturn]] void fail(const std::string& message) {
@@ -329,10 +332,13 @@ int run(Cli& cli) {
                    {"dram_read_gbps", dram_full.gbps},
                    {"engine_gbps", best.gbps}};
   const json best_config = hgca::tune::tuned_options_json(tuned, tuned_on);
+  // A file that cannot be written (the disk full since the check) fails the run after the report:
+  // the sweep's results are printed, not lost.
+  std::vector<std::string> write_failures;
   if (!cli.out.empty()) {
     std::ofstream f(cli.out);
     f << best_config.dump(2) << "\n";
-    if (!f) fail(fmt::format("--out {}: cannot write the file", cli.out));
+    if (!f.flush()) write_failures.push_back(fmt::format("--out {}: cannot write the file", cli.out));
   }
 
   // --- the plot ---
@@ -350,7 +356,7 @@ int run(Cli& cli) {
     f << hgca::tune::svg_line_plot(title, "threads per node", "GB/s",
                                    {{"DRAM read (engine's pool)", "#1f77b4", dram_pts},
                                     {"sparse attention, K+V selected", "#d62728", engine_pts}});
-    if (!f) fail(fmt::format("--svg {}: cannot write the file", cli.svg));
+    if (!f.flush()) write_failures.push_back(fmt::format("--svg {}: cannot write the file", cli.svg));
   }
 
   // --- report ---
@@ -395,6 +401,7 @@ int run(Cli& cli) {
         {"ranked", ranked},
         {"best_config", best_config}};
     fmt::print("{}\n", report.dump(2));
+    if (!write_failures.empty()) fail(fmt::format("{}", fmt::join(write_failures, "; ")));
     return 0;
   }
 
@@ -424,6 +431,7 @@ int run(Cli& cli) {
                100 * m.gbps / m.dram_gbps, m.balance);
   }
   fmt::print("\nbest: {}\n", best_config.dump());
+  if (!write_failures.empty()) fail(fmt::format("{}", fmt::join(write_failures, "; ")));
   if (!cli.out.empty()) fmt::print("written to {} (load with hgca::load_options_json or HGCA_CONFIG={})\n", cli.out, cli.out);
   if (!cli.svg.empty()) fmt::print("plot: {}\n", cli.svg);
   return 0;
@@ -431,15 +439,27 @@ int run(Cli& cli) {
 
 }  // namespace
 
+constexpr const char* kExamples = R"(Prints the topology (NUMA nodes, cores, the GPU's nodes), each thread count's DRAM read
+bandwidth and the engine's bandwidth over the selected K+V bytes (GB/s, 1e9 bytes a second),
+and the configurations ranked by the engine's GB/s. Progress goes to stderr.
+
+Examples:
+  hgca-tune --quick
+  hgca-tune --q-heads 32 --kv-heads 8 --head-dim 128 --dtype bf16 --context 32768 \
+            --selected-fraction 0.1 --batch 8 --out hgca-config.json --svg hgca-tune.svg
+  hgca-tune --quick --json > tune.json
+  HGCA_CONFIG=hgca-config.json hgca-decode)";
+
 int main(int argc, char** argv) {
   Cli cli;
   CLI::App app{"hgca-tune: measure this machine and tune hgca's CPU engine for a model shape"};
+  app.footer(kExamples);
   // Bounds in words CLI11 prints; its PositiveNumber would print the largest double instead.
   const CLI::Range positive(1, std::numeric_limits<int32_t>::max());
   app.add_option("--q-heads", cli.shape.q_heads, "query heads Hq")->capture_default_str()->check(positive);
   app.add_option("--kv-heads", cli.shape.kv_heads, "KV heads Hkv (divides Hq)")->capture_default_str()->check(positive);
   app.add_option("--head-dim", cli.shape.head_dim, "head dim D (a multiple of 8 from 8 to 256)")->capture_default_str()->check(CLI::Range(8, 256));
-  app.add_option("--dtype", cli.dtype, "KV dtype: bf16, f16 or f32")->capture_default_str();
+  app.add_option("--dtype", cli.dtype, "KV dtype: bf16, f16 (or fp16) or f32 (or fp32)")->capture_default_str();
   app.add_option("--context", cli.shape.context, "store tokens per sequence")->capture_default_str()
       ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));
   app.add_option("--selected-fraction", cli.shape.selected_fraction,
