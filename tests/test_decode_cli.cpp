@@ -40,8 +40,20 @@ TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {
       {"--backend host --context 2000000000 --chunk 2000000000 --decode-steps 0", "--chunk 2000000000"},
       {"--backend host --context 2000000000", "--context 2000000000"},
       {"--backend host --q-heads 2000000000 --kv-heads 1", "--q-heads 2000000000"},
+      // Windows held whole from the start count too (512 GiB here), and a head dim the runtime
+      // cannot take is named as such, before any memory estimate.
+      {"--backend host --window-blocks 262144 --head-dim 256 --context 64 --decode-steps 1", "--window-blocks 262144"},
+      {"--backend host --head-dim 100000", "head_dim = 100000"},
   };
   hgca::test::expect_refused(HGCA_DECODE_EXE, cases);
+}
+
+TEST(HgcaDecode, OutputThatCannotBeWrittenFailsTheRun) {
+  int status = -1;
+  const std::string text = hgca::test::run(
+      std::string(HGCA_DECODE_EXE) + " --backend host --context 64 --decode-steps 1 --json 2>&1 >/dev/full", &status);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(text.find("writing the output to stdout failed"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <map>
@@ -438,14 +440,18 @@ Status check_synthetic_fits(const Cli& cli, const hgca::Options& o) {
                         "memory; lower them", std::min(w.chunk, w.context), w.batch, o.n_q_heads, o.n_kv_heads,
                         o.head_dim, o.n_layers, inputs, ram)};
   }
-  // Every position's K and V in every layer: the store is in host memory.
-  const double kv = static_cast<double>(w.batch) * static_cast<double>(w.positions()) * o.n_kv_heads * o.head_dim * 2.0 *
-                    elem * o.n_layers / gib;
+  // Every position's K and V in every layer (the store is in host memory), and every layer's window
+  // (held whole from the start; the CUDA backend keeps a host copy of it).
+  const int64_t window = static_cast<int64_t>(o.window_blocks) * o.block_tokens;
+  const double kv = static_cast<double>(w.batch) * static_cast<double>(w.positions() + window) * o.n_kv_heads *
+                    o.head_dim * 2.0 * elem * o.n_layers / gib;
   if (kv > ram) {
     return {hgca::StatusCode::kInvalidArgument,
-            fmt::format("--context {} + --decode-steps {} positions of --batch {} sequences in --layers {}: their KV "
-                        "takes {:.1f} GiB, more than this machine's {:.1f} GiB of memory (the store lives there); "
-                        "lower them", w.context, w.decode_steps, w.batch, o.n_layers, kv, ram)};
+            fmt::format("--context {} + --decode-steps {} positions and a window of --window-blocks {} x --block-tokens {} "
+                        "tokens, for --batch {} sequences of --kv-heads {} x --head-dim {} in --layers {}: their KV takes "
+                        "{:.1f} GiB, more than this machine's {:.1f} GiB of memory (the store and the windows live "
+                        "there); lower them", w.context, w.decode_steps, o.window_blocks, o.block_tokens, w.batch,
+                        o.n_kv_heads, o.head_dim, o.n_layers, kv, ram)};
   }
   return Status::ok();
 }
@@ -459,10 +465,12 @@ int run_synthetic(const Cli& cli) {
   o.dtype = parse_dtype(cli.dtype.empty() ? "bf16" : cli.dtype);
   if (!cli.window_blocks_given) o.window_blocks = 8;  // a 512-token window under a 2048-token prompt
   o.max_sequences = std::max(o.max_sequences, cli.synthetic.batch);
-  if (Status s = check_synthetic_fits(cli, o); !s) return fail(s);
+  // The runtime checks the options first (a --head-dim it cannot take is named as such, not as
+  // memory), then the sizes are checked against the machine before anything is allocated for them.
   std::unique_ptr<hgca::Runtime> runtime;
   Status status = hgca::Runtime::create(o, &runtime);
   if (!status) return fail(status);
+  if (Status s = check_synthetic_fits(cli, runtime->options()); !s) return fail(s);
 
   hgca::tools::ProgressBar bar("positions", cli.synthetic.positions(), progress_enabled(cli));
   hgca::decode::SyntheticTimes times;
@@ -639,7 +647,13 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    return cli.model_path.empty() ? run_synthetic(cli) : run_model(cli);
+    const int rc = cli.model_path.empty() ? run_synthetic(cli) : run_model(cli);
+    // Output that did not reach its file (a full disk, a closed pipe) fails the run.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      fmt::print(stderr, "hgca-decode: error: writing the output to stdout failed ({})\n", std::strerror(errno));
+      return 1;
+    }
+    return rc;
   } catch (const std::exception& e) {  // allocation failures and the like, from the tool's own code
     fmt::print(stderr, "hgca-decode: error: {}\n", e.what());
     return 1;
