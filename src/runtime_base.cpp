@@ -147,7 +147,7 @@ Status RuntimeBase::init_cpu(const Machine& machine, const std::string& gpu_pci_
 
 Status RuntimeBase::cpu_stats(CpuStats* out) const {
   if (!out) return error(StatusCode::kInvalidArgument, "cpu_stats: out is null");
-  return guarded([&]() -> Status {
+  return guarded("cpu_stats", [&]() -> Status {
     CpuStats st;
     st.isa = cpu::to_cpu_isa(sparse_engine_.isa());
     st.kv_split_tokens = static_cast<int32_t>(sparse_engine_.config().kv_split_tokens);
@@ -171,7 +171,7 @@ Status RuntimeBase::sequence_node(SeqId id, int32_t* out) const {
 }
 
 Status RuntimeBase::add_sequence(SeqId id) {
-  return guarded([&]() -> Status {
+  return guarded("add_sequence", [&]() -> Status {
     if (in_step_) return error(StatusCode::kFailedPrecondition, "add_sequence: seq_id = {}: a step is open; add sequences between end_step and begin_step", id);
     if (seqs_.contains(id)) return error(StatusCode::kInvalidArgument, "add_sequence: seq_id = {} already exists", id);
     if (static_cast<int64_t>(seqs_.size()) >= opt_.max_sequences) {
@@ -184,7 +184,18 @@ Status RuntimeBase::add_sequence(SeqId id) {
     for (const auto& [other, seq] : seqs_) load[static_cast<std::size_t>(seq->node)] += static_cast<double>(seq->length + 1);
     const int node = std::max(0, cpu::choose_node(load, pool_->threads_per_node(), gpu_local_nodes_, 1.0,
                                                   opt_.numa_placement));
-    auto seq = make_sequence(node);
+    std::unique_ptr<SequenceState> seq;
+    try {
+      seq = make_sequence(node);  // its windows, held whole from the start
+    } catch (const kvmgr::StoreMemoryExhausted&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      const double window_mib = static_cast<double>(opt_.n_layers) * opt_.window_blocks * opt_.block_tokens *
+                                opt_.n_kv_heads * opt_.head_dim * 2.0 * static_cast<double>(elem_size_) / (1 << 20);
+      return error(StatusCode::kOutOfMemory, "add_sequence: seq_id = {}: host memory exhausted for its windows "
+                   "(n_layers {} x window_blocks {} x block_tokens {} tokens of K and V: {:.3g} MiB)",
+                   id, opt_.n_layers, opt_.window_blocks, opt_.block_tokens, window_mib);
+    }
     seq->node = node;
     seq->pending.resize(static_cast<std::size_t>(opt_.n_layers));
     seq->reserved.resize(static_cast<std::size_t>(opt_.n_layers));
@@ -213,7 +224,7 @@ void drop_reserved(const StepBatch& step) {
 }  // namespace
 
 Status RuntimeBase::begin_step(std::span<const SeqId> seq_ids, std::span<const int32_t> n_new) {
-  return guarded([&]() -> Status {
+  return guarded("begin_step", [&]() -> Status {
     using enum StatusCode;
     if (in_step_) return error(kFailedPrecondition, "begin_step: the previous step was not ended (call end_step first)");
     if (seq_ids.empty()) return error(kInvalidArgument, "begin_step: seq_ids is empty, expected ≥ 1 sequence");
@@ -284,7 +295,7 @@ Status RuntimeBase::layer_stats(int32_t layer, LayerStats* out) const {
   if (Status s = check_layer("layer_stats", layer); !s) return s;
   if (!out) return error(StatusCode::kInvalidArgument, "layer_stats: out is null");
   if (Status s = drain(); !s) return s;
-  return guarded([&]() -> Status {
+  return guarded("layer_stats", [&]() -> Status {
     LayerStats st;
     st.context_tokens.assign(static_cast<std::size_t>(opt_.n_kv_heads), 0);
     int64_t context_total = 0;
@@ -321,7 +332,7 @@ Status RuntimeBase::sequence_length(SeqId id, int64_t* out) const {
 Status RuntimeBase::store_memory_stats(std::vector<StoreMemoryStats>* out) const {
   if (!out) return error(StatusCode::kInvalidArgument, "store_memory_stats: out is null");
   if (Status s = drain(); !s) return s;
-  return guarded([&]() -> Status {
+  return guarded("store_memory_stats", [&]() -> Status {
     std::vector<StoreMemoryStats> st;
     for (int node = 0; node < store_memory_->node_count(); ++node) st.push_back(store_memory_->stats(node));
     *out = std::move(st);
@@ -331,7 +342,7 @@ Status RuntimeBase::store_memory_stats(std::vector<StoreMemoryStats>* out) const
 
 Status RuntimeBase::synchronize() {
   if (Status s = drain(); !s) return s;
-  return guarded([&]() -> Status {
+  return guarded("synchronize", [&]() -> Status {
     wait_reevaluations();
     std::exception_ptr failed;  // one that cannot be applied (dropped) does not keep the others back
     for (auto& [id, seq] : seqs_) {

@@ -110,15 +110,17 @@ class RuntimeBase : public Runtime {
   /// trusted.
   Status deferred_error() const;
 
-  /// Maps exceptions from allocation to a Status; nothing inside the runtime throws otherwise.
+  /// Maps exceptions from allocation to a Status (memory running out named with `call`, the API
+  /// call, where not null); nothing inside the runtime throws otherwise.
   template <typename F>
-  static Status guarded(F&& f) {
+  static Status guarded(const char* call, F&& f) {
     try {
       return f();
     } catch (const kvmgr::StoreMemoryExhausted& e) {
       return error(StatusCode::kOutOfMemory, "{}", e.what());
     } catch (const std::bad_alloc&) {
-      return error(StatusCode::kOutOfMemory, "host memory exhausted");
+      if (!call) return error(StatusCode::kOutOfMemory, "host memory exhausted");
+      return error(StatusCode::kOutOfMemory, "{}: host memory exhausted", call);
     } catch (const std::exception& e) {
       return error(StatusCode::kInternal, "{}", e.what());
     }

@@ -399,7 +399,7 @@ class CudaRuntime final : public RuntimeBase {
     if (Status s = deferred_error(); !s) return s;
     if (Status s = validate_call(layer, q, k, v, out); !s) return s;
     if (Status s = check_device_pointers(q, k, v, out, lse_out); !s) return s;
-    return guarded([&]() -> Status {
+    return guarded("attention", [&]() -> Status {
       if (Status s = enqueue(layer, q.data, k.data, v.data, out.data, lse_out, static_cast<cudaStream_t>(stream)); !s) {
         return s;
       }
@@ -415,7 +415,7 @@ class CudaRuntime final : public RuntimeBase {
     if (!k_out || !v_out) return error(StatusCode::kInvalidArgument, "read_kv: k_out and v_out must not be null");
     if (in_step_) return error(StatusCode::kFailedPrecondition, "read_kv: a step is open; read between end_step and begin_step");
     if (Status s = drain(); !s) return s;
-    return guarded([&]() -> Status {
+    return guarded("read_kv", [&]() -> Status {
       auto* ko = static_cast<std::byte*>(k_out);
       auto* vo = static_cast<std::byte*>(v_out);
       const int64_t m = read_store(seq->layers[layer].dram(), ko, vo);
@@ -689,7 +689,7 @@ class CudaRuntime final : public RuntimeBase {
   /// running out.
   template <typename F>
   void run_async(const char* what, F&& f, bool fatal = false) const {
-    Status s = guarded([&]() -> Status {
+    Status s = guarded(nullptr, [&]() -> Status {
       f();
       return Status::ok();
     });

@@ -33,7 +33,7 @@ class HostRuntime final : public RuntimeBase {
                    const MutableTensorView& out, float* lse_out, void* /*stream*/) override {
     if (Status s = validate_call(layer, q, k, v, out); !s) return s;
     if (Status s = drain(); !s) return s;
-    return guarded([&]() -> Status {
+    return guarded("attention", [&]() -> Status {
       detail::dispatch_dtype(opt_.dtype, [&]<typename T>(T) {
         attend<T>(layer, static_cast<const T*>(q.data), static_cast<const T*>(k.data),
                   static_cast<const T*>(v.data), static_cast<T*>(out.data), lse_out);

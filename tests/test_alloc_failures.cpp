@@ -17,6 +17,7 @@
 #include <memory>
 #include <new>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "backend.hpp"
@@ -206,6 +207,29 @@ TEST(AllocationFailures, EveryFailedCallChangesNothingAndTheRetryLosesNothing) {
   EXPECT_GT(failed_calls, 10) << "few calls failed";
   EXPECT_LT(stopped_runtimes, failed_calls) << "every failure stopped the runtime";
   EXPECT_LT(n, 20000) << "the sweep never got past the calls' allocations";
+}
+
+// add_sequence running out of memory (its windows, its bookkeeping) names itself; the sequence is
+// then not there, and adding it again succeeds.
+TEST(AllocationFailures, AddSequenceSaysWhatRanOut) {
+  int failed = 0;
+  bool reached = true;
+  for (long n = 0; reached && n < 2000; ++n) {
+    std::unique_ptr<Runtime> rt;
+    ASSERT_TRUE(Runtime::create(options(), &rt).is_ok());
+    g_countdown.store(n);
+    const Status s = rt->add_sequence(3);
+    reached = g_countdown.exchange(-1) < 0;
+    if (!s) {
+      ++failed;
+      EXPECT_EQ(s.code(), StatusCode::kOutOfMemory) << s.message();
+      EXPECT_NE(s.message().find("add_sequence: "), std::string::npos) << s.message();
+      int64_t len = 0;
+      EXPECT_EQ(rt->sequence_length(3, &len).code(), StatusCode::kNotFound);
+      ASSERT_TRUE(rt->add_sequence(3).is_ok());
+    }
+  }
+  EXPECT_GT(failed, 0);
 }
 
 }  // namespace
