@@ -64,6 +64,10 @@ Status validate_options(const Options& o) {
   if (o.store_limit_bytes < 0) {
     return error(kInvalidArgument, "store_limit_bytes = {}, expected ≥ 0 (0: no limit)", o.store_limit_bytes);
   }
+  if (o.store_limit_bytes > 0 && o.store_limit_bytes < o.store_chunk_bytes) {
+    return error(kInvalidArgument, "store_limit_bytes = {}, expected 0 (no limit) or at least store_chunk_bytes = {} "
+                 "(memory is taken in chunks: not one would fit)", o.store_limit_bytes, o.store_chunk_bytes);
+  }
   switch (o.backend) {
     case Backend::kAuto:
     case Backend::kHost: break;

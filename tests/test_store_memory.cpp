@@ -1104,6 +1104,16 @@ TEST(RuntimeStoreMemory, OptionsAreChecked) {
   s = Runtime::create(o, &rt);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("store_limit_bytes = -1"));
+  o = runtime_options();
+  o.store_limit_bytes = o.store_chunk_bytes - 4096;
+  s = Runtime::create(o, &rt);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("store_limit_bytes = " + std::to_string(o.store_limit_bytes) +
+                                     ", expected 0 (no limit) or at least store_chunk_bytes = " +
+                                     std::to_string(o.store_chunk_bytes)));
+  o.store_limit_bytes = o.store_chunk_bytes;  // one chunk: allowed
+  s = Runtime::create(o, &rt);
+  EXPECT_TRUE(s.is_ok()) << s.message();
 }
 
 }  // namespace
