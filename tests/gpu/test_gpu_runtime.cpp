@@ -606,17 +606,17 @@ TEST(CudaErrors, HostPointersAreRejectedByName) {
   ASSERT_TRUE(rt->add_sequence(1).is_ok());
   ASSERT_TRUE(rt->begin_step(std::vector<SeqId>{1}, std::vector<int32_t>{2}).is_ok());
   std::vector<float> host(2 * 8 * 64);
-  devmem::DeviceBuffer dev;
-  ASSERT_TRUE(dev.reserve(host.size() * sizeof(float)).is_ok());
+  devmem::DeviceBuffer q, kv, out;  // k and v may share memory; out may not share q's
+  for (devmem::DeviceBuffer* b : {&q, &kv, &out}) ASSERT_TRUE(b->reserve(host.size() * sizeof(float)).is_ok());
   const DType dt = DType::kFloat32;
-  const Status s = rt->attention(0, {dev.get(), dt, {2, 8, 64}}, {host.data(), dt, {2, 2, 64}},
-                                 {dev.get(), dt, {2, 2, 64}}, {dev.get(), dt, {2, 8, 64}});
+  const Status s = rt->attention(0, {q.get(), dt, {2, 8, 64}}, {host.data(), dt, {2, 2, 64}},
+                                 {kv.get(), dt, {2, 2, 64}}, {out.get(), dt, {2, 8, 64}});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("k = "));
   EXPECT_THAT(s.message(), HasSubstr("pageable host memory"));
   // The runtime is as it was: the same layer can still be attended.
-  const Status ok = rt->attention(0, {dev.get(), dt, {2, 8, 64}}, {dev.get(), dt, {2, 2, 64}},
-                                  {dev.get(), dt, {2, 2, 64}}, {dev.get(), dt, {2, 8, 64}});
+  const Status ok = rt->attention(0, {q.get(), dt, {2, 8, 64}}, {kv.get(), dt, {2, 2, 64}},
+                                  {kv.get(), dt, {2, 2, 64}}, {out.get(), dt, {2, 8, 64}});
   EXPECT_TRUE(ok.is_ok()) << ok.message();
 }
 
