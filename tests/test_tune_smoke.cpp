@@ -102,6 +102,8 @@ TEST(HgcaTune, ValuesItCannotUseAreRefusedByName) {
       {"--q-heads 0", "--q-heads: Value 0 not in range 1 to 2147483647"},
       {"--quick --working-set-mb 64 --batch 2000000000", "--batch 2000000000"},
       {"--quick --q-heads 2000000000 --kv-heads 1 --context 1 --batch 1", "more than this machine's"},
+      {"--quick --context 1099511627776 --q-heads 1000000 --kv-heads 1000000 --batch 100000", "more than this machine's"},  // bytes past 2^64
+      {"--context 99999999999999999999", "--context: Value 99999999999999999999 not in range"},
   };
   test::expect_refused(HGCA_TUNE_EXE, cases);
 }

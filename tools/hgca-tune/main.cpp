@@ -149,7 +149,7 @@ int run(Cli& cli) {
   {
     // The workload holds at least two layers' selected K+V, and each sequence's queries and outputs.
     const double gib = hgca::tools::kGiB, ram = hgca::tools::physical_memory_gib();
-    const double need = (2.0 * static_cast<double>(hgca::tune::SparseWorkload::layer_bytes_estimate(cli.shape)) +
+    const double need = (2.0 * hgca::tune::SparseWorkload::layer_bytes_estimate(cli.shape) +
                          static_cast<double>(cli.shape.batch) * cli.shape.q_heads * cli.shape.head_dim * 12.0) / gib;
     if (need > ram) {
       fail(fmt::format("the workload (--batch {} x --kv-heads {} x --context {} x --selected-fraction {} of --head-dim "
@@ -236,8 +236,8 @@ int run(Cli& cli) {
   const double llc = static_cast<double>(topo->last_level_cache_bytes());
   const double ws_bytes = cli.working_set_mb > 0 ? cli.working_set_mb * (1 << 20)
                                                   : std::max((cli.quick ? 2.0 : 4.0) * llc, 256.0 * (1 << 20));
-  const uint64_t layer_bytes = std::max<uint64_t>(hgca::tune::SparseWorkload::layer_bytes_estimate(cli.shape), 1);
-  const int layers = static_cast<int>(std::clamp<double>(std::ceil(ws_bytes / static_cast<double>(layer_bytes)), 2, 4096));
+  const double layer_bytes = std::max(hgca::tune::SparseWorkload::layer_bytes_estimate(cli.shape), 1.0);
+  const int layers = static_cast<int>(std::clamp<double>(std::ceil(ws_bytes / layer_bytes), 2, 4096));
   const int steps = std::max(repeats, std::min(layers, 2 * repeats));
 
   const std::size_t stage2 = packs.size() * splits.size() * isas.size() * placements.size();
@@ -461,7 +461,7 @@ int main(int argc, char** argv) {
   app.add_option("--head-dim", cli.shape.head_dim, "head dim D (a multiple of 8 from 8 to 256)")->capture_default_str()->check(CLI::Range(8, 256));
   app.add_option("--dtype", cli.dtype, "KV dtype: bf16, f16 (or fp16) or f32 (or fp32)")->capture_default_str();
   app.add_option("--context", cli.shape.context, "store tokens per sequence")->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));  // past 2^63 CLI11 would saturate, not refuse
   app.add_option("--selected-fraction", cli.shape.selected_fraction,
                  "mean fraction of the store selected per KV head (per-head spread 0.25-1.75x)")
       ->capture_default_str()->check(CLI::Range(1e-6, 1.0));

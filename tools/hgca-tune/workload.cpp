@@ -67,9 +67,9 @@ std::vector<CpuIsa> engine_isas(DType dtype) {
   return out;
 }
 
-uint64_t SparseWorkload::layer_bytes_estimate(const WorkloadShape& s) {
+double SparseWorkload::layer_bytes_estimate(const WorkloadShape& s) {
   const double rows = static_cast<double>(s.context) * s.selected_fraction * s.kv_heads * s.batch;
-  return static_cast<uint64_t>(rows * s.head_dim * 2 * static_cast<double>(dtype_size(s.dtype)));
+  return rows * s.head_dim * 2 * static_cast<double>(dtype_size(s.dtype));
 }
 
 SparseWorkload::SparseWorkload(const WorkloadShape& shape, int layers, std::vector<int> gpu_local_nodes)

@@ -59,8 +59,9 @@ class SparseWorkload {
   /// Selected K+V bytes one step reads (unpadded): the numerator of the engine's GB/s.
   uint64_t step_bytes(int layer) const;
   uint64_t total_bytes() const;  ///< all layers
-  /// Bytes of one layer with the given mean fraction (for sizing the number of layers).
-  static uint64_t layer_bytes_estimate(const WorkloadShape& shape);
+  /// Bytes of one layer with the given mean fraction (for sizing the number of layers and checking
+  /// the machine's memory), as a double: huge shapes must not wrap.
+  static double layer_bytes_estimate(const WorkloadShape& shape);
   const std::vector<int>& node_of_sequence() const { return node_of_seq_; }
 
  private:
