@@ -163,6 +163,10 @@ const char* hgca_last_error(void) { return last_error.c_str(); }
 hgca_status hgca_create(const hgca_options* options, hgca_runtime** out) {
   if (!options) return null_argument("hgca_create", "options");
   if (!out) return null_argument("hgca_create", "out");
+  if (options->deterministic != 0 && options->deterministic != 1) {
+    return fail_with(HGCA_INVALID_ARGUMENT, "hgca_create: options->deterministic = {}, expected 0 or 1",
+                     options->deterministic);
+  }
   return guarded("hgca_create", [&]() -> hgca_status {
     auto rt = std::make_unique<hgca_runtime>();
     if (hgca_status s = report(hgca::Runtime::create(to_cpp(*options), &rt->impl)); s != HGCA_OK) {

@@ -46,7 +46,7 @@ class HostRuntime final : public RuntimeBase {
     if (Status s = check_layer("read_kv", layer); !s) return s;
     const auto* seq = static_cast<const HostSequence*>(find(id));
     if (!seq) return error(StatusCode::kNotFound, "read_kv: seq_id = {} is unknown", id);
-    if (!k_out || !v_out) return error(StatusCode::kInvalidArgument, "read_kv: k_out and v_out must not be null");
+    if (!k_out || !v_out) return error(StatusCode::kInvalidArgument, "read_kv: {} is null", k_out ? "v_out" : "k_out");
     if (in_step_) return error(StatusCode::kFailedPrecondition, "read_kv: a step is open; read between end_step and begin_step");
     if (Status s = drain(); !s) return s;
     const auto& kv = seq->layers[layer];

@@ -449,6 +449,9 @@ TEST(CApi, CreateErrors) {
   o = c_options(HGCA_FLOAT32);
   o.staging_limit_bytes = 0;
   expect_error(hgca_create(&o, &rt), HGCA_INVALID_ARGUMENT, {"staging_limit_bytes = 0"});
+  o = c_options(HGCA_FLOAT32);
+  o.deterministic = 7;
+  expect_error(hgca_create(&o, &rt), HGCA_INVALID_ARGUMENT, {"deterministic = 7", "0 or 1"});
   EXPECT_EQ(rt, nullptr);
 }
 

@@ -460,6 +460,8 @@ TEST_F(Errors, ReleaseUnknownSequence) {
 TEST_F(Errors, ReadUnknownSequence) {
   std::vector<std::byte> k(4096), v(4096);
   expect_error(rt().read_kv(0, 42, k.data(), v.data()), StatusCode::kNotFound, {"seq_id = 42"});
+  expect_error(rt().read_kv(0, 1, nullptr, v.data()), StatusCode::kInvalidArgument, {"read_kv: k_out is null"});
+  expect_error(rt().read_kv(0, 1, k.data(), nullptr), StatusCode::kInvalidArgument, {"read_kv: v_out is null"});
   int64_t len = -7;
   expect_error(rt().sequence_length(42, &len), StatusCode::kNotFound, {"seq_id = 42"});
   EXPECT_EQ(len, -7);
