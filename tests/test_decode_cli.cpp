@@ -2,10 +2,12 @@
 // it cannot use end the run before it starts, with the flag and the value named.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli_run.hpp"
+#include "data_dir.hpp"
 
 namespace {
 
@@ -54,6 +56,22 @@ TEST(HgcaDecode, OutputThatCannotBeWrittenFailsTheRun) {
       std::string(HGCA_DECODE_EXE) + " --backend host --context 64 --decode-steps 1 --json 2>&1 >/dev/full", &status);
   EXPECT_NE(status, 0);
   EXPECT_NE(text.find("writing the output to stdout failed"), std::string::npos) << text;
+}
+
+// --steps counts the prompt's positions (run.c's rule): fewer than the prompt runs part of it and
+// generates nothing, which the user is told.
+TEST(HgcaDecode, StepsShorterThanThePromptAreReported) {
+  const std::string dir = hgca::test::data_dir("HGCA_SHARED_DIR", HGCA_SHARED_DIR) + "/data/stories260K";
+  if (!std::filesystem::exists(dir + "/stories260K.bin")) GTEST_SKIP() << "stories260K not found under " << dir;
+  const std::string cmd = std::string(HGCA_DECODE_EXE) + " --backend host --model " + dir + "/stories260K.bin --tokenizer " +
+                          dir + "/tok512.bin --prompt 'Once upon a time there was' --steps ";
+  int status = -1;
+  std::string text = run(cmd + "2 2>&1", &status);
+  EXPECT_EQ(status, 0) << text;
+  EXPECT_NE(text.find("warning: --steps 2 is fewer than the prompt's 7 tokens"), std::string::npos) << text;
+  text = run(cmd + "12 2>&1", &status);
+  EXPECT_EQ(status, 0) << text;
+  EXPECT_EQ(text.find("warning"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <optional>
 #include <ranges>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -389,6 +390,10 @@ int run_model(const Cli& cli) {
   status = generate_greedy(model, *tokenizer, *attention, kSeq, cli.prompt, gen, &g);
   bar.finish();
   if (!status) return fail(status);
+  if (std::cmp_less(gen.steps, g.prompt_tokens.size())) {
+    fmt::print(stderr, "hgca-decode: warning: --steps {} is fewer than the prompt's {} tokens (BOS included): only "
+               "its first {} were run and nothing was generated\n", gen.steps, g.prompt_tokens.size(), gen.steps);
+  }
 
   Summary s;
   s.cuda_wait = cli.cuda_wait;
