@@ -56,6 +56,10 @@ class SparseWorkload {
 
   const WorkloadShape& shape() const { return shape_; }
   int layers() const { return layers_; }
+  /// The layer the next measured step reads, moved on by one: the measurements go on round all the
+  /// layers, so that a layer is read again only after all the others (together several times the
+  /// last-level cache) and no step finds its data in cache.
+  int next_layer() { return next_layer_++ % layers_; }
   /// Selected K+V bytes one step reads (unpadded): the numerator of the engine's GB/s.
   uint64_t step_bytes(int layer) const;
   uint64_t total_bytes() const;  ///< all layers
@@ -68,6 +72,7 @@ class SparseWorkload {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   WorkloadShape shape_;
+  int next_layer_ = 0;
   int layers_;
   std::vector<int> gpu_local_;
   std::vector<int> node_of_seq_;
