@@ -282,6 +282,12 @@ Status RuntimeBase::end_step() {
 
 Status RuntimeBase::abort_step() {
   if (!in_step_) return error(StatusCode::kFailedPrecondition, "abort_step: no step is open");
+  {
+    // A runtime stopped by a call's failed host side (CUDA backend) stays stopped: that call may
+    // have failed before marking its layer, and its step cannot be taken back.
+    std::lock_guard lock(error_mutex_);
+    if (!async_error_.is_ok() && async_error_.code() != StatusCode::kOutOfMemory) return async_error_;
+  }
   for (int32_t l = 0; l < opt_.n_layers; ++l) {
     if (layer_done_[l]) {
       return error(StatusCode::kFailedPrecondition, "abort_step: layer {} was attended in this step and holds its new "
@@ -413,7 +419,7 @@ int64_t RuntimeBase::read_store(const kvmgr::DramStore& store, std::byte* k_out,
 }
 
 Status RuntimeBase::validate_call(int32_t layer, const TensorView& q, const TensorView& k,
-                                  const TensorView& v, const MutableTensorView& out) const {
+                                  const TensorView& v, const MutableTensorView& out, const float* lse_out) const {
   using enum StatusCode;
   if (!in_step_) return error(kFailedPrecondition, "attention: no step is open (call begin_step first)");
   if (Status s = check_layer("attention", layer); !s) return s;
@@ -443,15 +449,33 @@ Status RuntimeBase::validate_call(int32_t layer, const TensorView& q, const Tens
     }
     if (!a.data) return error(kInvalidArgument, "attention: {}.data is null", a.name);
   }
-  // q, k and v are still read after out is written (the merge, a re-evaluation's queries): out
-  // sharing their memory would change the results silently.
-  const auto begin = [](const Arg& a) { return reinterpret_cast<std::uintptr_t>(a.data); };
-  const auto end = [&](const Arg& a) { return begin(a) + static_cast<std::uintptr_t>(a.shape[0] * a.shape[1] * a.shape[2]) * elem_size_; };
-  for (const Arg& a : std::span(args, 3)) {
-    if (begin(a) < end(args[3]) && begin(args[3]) < end(a)) {
-      return error(kInvalidArgument, "attention: out = {} ({} bytes) overlaps {} = {} ({} bytes), expected separate "
-                   "buffers (q, k and v are read after out is written)", args[3].data, end(args[3]) - begin(args[3]),
-                   a.name, a.data, end(a) - begin(a));
+  // q, k and v are still read after out and lse_out are written (the merge, a re-evaluation's
+  // queries), and out and lse_out are written together: sharing memory would change the results
+  // silently.
+  struct Range {
+    const char* name;
+    std::uintptr_t begin, bytes;
+    bool overlaps(const Range& o) const { return begin < o.begin + o.bytes && o.begin < begin + bytes; }
+  };
+  auto range = [&](const Arg& a) {
+    return Range{a.name, reinterpret_cast<std::uintptr_t>(a.data),
+                 static_cast<std::uintptr_t>(a.shape[0] * a.shape[1] * a.shape[2]) * elem_size_};
+  };
+  const Range inputs[] = {range(args[0]), range(args[1]), range(args[2])};
+  const Range written[] = {range(args[3]), {"lse_out", reinterpret_cast<std::uintptr_t>(lse_out),
+                                            static_cast<std::uintptr_t>(t * opt_.n_q_heads) * sizeof(float)}};
+  const std::span<const Range> outputs(written, lse_out ? 2 : 1);
+  if (outputs.size() == 2 && written[1].overlaps(written[0])) {
+    return error(kInvalidArgument, "attention: lse_out = {:#x} ({} bytes) overlaps out = {:#x} ({} bytes), expected "
+                 "separate buffers", written[1].begin, written[1].bytes, written[0].begin, written[0].bytes);
+  }
+  for (const Range& w : outputs) {
+    for (const Range& r : inputs) {
+      if (w.overlaps(r)) {
+        return error(kInvalidArgument, "attention: {} = {:#x} ({} bytes) overlaps {} = {:#x} ({} bytes), expected "
+                     "separate buffers (q, k and v are read after {} is written)", w.name, w.begin, w.bytes, r.name,
+                     r.begin, r.bytes, w.name);
+      }
     }
   }
   return Status::ok();

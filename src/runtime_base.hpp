@@ -117,7 +117,8 @@ class RuntimeBase : public Runtime {
     try {
       return f();
     } catch (const kvmgr::StoreMemoryExhausted& e) {
-      return error(StatusCode::kOutOfMemory, "{}", e.what());
+      if (!call) return error(StatusCode::kOutOfMemory, "{}", e.what());
+      return error(StatusCode::kOutOfMemory, "{}: {}", call, e.what());
     } catch (const std::bad_alloc&) {
       if (!call) return error(StatusCode::kOutOfMemory, "host memory exhausted");
       return error(StatusCode::kOutOfMemory, "{}: host memory exhausted", call);
@@ -127,9 +128,10 @@ class RuntimeBase : public Runtime {
   }
 
   Status check_layer(const char* what, int32_t layer) const;
-  /// The step's state and the tensors' shapes and dtypes (not where the pointers point).
+  /// The step's state, the tensors' shapes and dtypes, and that out and lse_out share no memory
+  /// with q, k, v or each other (not whether the pointers point at memory).
   Status validate_call(int32_t layer, const TensorView& q, const TensorView& k, const TensorView& v,
-                       const MutableTensorView& out) const;
+                       const MutableTensorView& out, const float* lse_out) const;
   SequenceState* find(SeqId id) const;
   /// Copies the store's entries, token-major [size, Hkv, D], to k_out and v_out; returns the count.
   int64_t read_store(const kvmgr::DramStore& store, std::byte* k_out, std::byte* v_out) const;

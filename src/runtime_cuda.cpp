@@ -397,7 +397,7 @@ class CudaRuntime final : public RuntimeBase {
   Status attention(int32_t layer, const TensorView& q, const TensorView& k, const TensorView& v,
                    const MutableTensorView& out, float* lse_out, void* stream) override {
     if (Status s = deferred_error(); !s) return s;
-    if (Status s = validate_call(layer, q, k, v, out); !s) return s;
+    if (Status s = validate_call(layer, q, k, v, out, lse_out); !s) return s;
     if (Status s = check_device_pointers(q, k, v, out, lse_out); !s) return s;
     return guarded("attention", [&]() -> Status {
       if (Status s = enqueue(layer, q.data, k.data, v.data, out.data, lse_out, static_cast<cudaStream_t>(stream)); !s) {

@@ -31,7 +31,7 @@ class HostRuntime final : public RuntimeBase {
 
   Status attention(int32_t layer, const TensorView& q, const TensorView& k, const TensorView& v,
                    const MutableTensorView& out, float* lse_out, void* /*stream*/) override {
-    if (Status s = validate_call(layer, q, k, v, out); !s) return s;
+    if (Status s = validate_call(layer, q, k, v, out, lse_out); !s) return s;
     if (Status s = drain(); !s) return s;
     return guarded("attention", [&]() -> Status {
       detail::dispatch_dtype(opt_.dtype, [&]<typename T>(T) {

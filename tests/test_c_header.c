@@ -269,8 +269,12 @@ int hgca_test_c_smoke(void) {
   CHECK(hgca_abort_step(rt) == HGCA_FAILED_PRECONDITION);
   CHECK(contains(hgca_last_error(), "abort_step: no step is open"));
   CHECK(hgca_abort_step(0) == HGCA_INVALID_ARGUMENT);
+  CHECK(contains(hgca_last_error(), "hgca_abort_step") && contains(hgca_last_error(), "runtime"));
+  int64_t before_abort = -1, after_abort = -2;
+  CHECK(hgca_sequence_length(rt, ids[0], &before_abort) == HGCA_OK);
   CHECK(hgca_begin_step(rt, ids, one, 1) == HGCA_OK);
   CHECK(hgca_abort_step(rt) == HGCA_OK);
+  CHECK(hgca_sequence_length(rt, ids[0], &after_abort) == HGCA_OK && after_abort == before_abort);
   CHECK(hgca_get_layer_stats(rt, kLayers, &stats, 0, 0) == HGCA_INVALID_ARGUMENT);
   CHECK(contains(hgca_last_error(), "layer = 2"));
   CHECK(hgca_add_sequence(0, 1) == HGCA_INVALID_ARGUMENT);

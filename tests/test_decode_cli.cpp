@@ -42,9 +42,10 @@ TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {
       {"--backend host --context 2000000000 --chunk 2000000000 --decode-steps 0", "--chunk 2000000000"},
       {"--backend host --context 2000000000", "--context 2000000000"},
       {"--backend host --q-heads 2000000000 --kv-heads 1", "--q-heads 2000000000"},
-      // Windows held whole from the start count too (512 GiB here), and a head dim the runtime
+      // Windows held whole from the start count too (32 TiB here), and a head dim the runtime
       // cannot take is named as such, before any memory estimate.
-      {"--backend host --window-blocks 262144 --head-dim 256 --context 64 --decode-steps 1", "--window-blocks 262144"},
+      {"--backend host --window-blocks 262144 --head-dim 256 --q-heads 16 --kv-heads 16 --layers 64 --context 64 "
+       "--decode-steps 1", "--window-blocks 262144"},
       {"--backend host --head-dim 100000", "head_dim = 100000"},
   };
   hgca::test::expect_refused(HGCA_DECODE_EXE, cases);
@@ -68,7 +69,7 @@ TEST(HgcaDecode, StepsShorterThanThePromptAreReported) {
   int status = -1;
   std::string text = run(cmd + "2 2>&1", &status);
   EXPECT_EQ(status, 0) << text;
-  EXPECT_NE(text.find("warning: --steps 2 is fewer than the prompt's 7 tokens"), std::string::npos) << text;
+  EXPECT_NE(text.find("warning: --steps 2 runs 2 positions, fewer than the prompt's 7 tokens"), std::string::npos) << text;
   text = run(cmd + "12 2>&1", &status);
   EXPECT_EQ(status, 0) << text;
   EXPECT_EQ(text.find("warning"), std::string::npos) << text;

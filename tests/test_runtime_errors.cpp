@@ -146,10 +146,30 @@ class Errors : public ::testing::Test {
     return s;
   }
 
-  void attend_scratch(int32_t layer) {
-    const Views w = views(layer);
-    const Status s = rt().attention(layer, w.q, w.k, w.v, w.out, w.lse);
-    ASSERT_TRUE(s.is_ok()) << s.message();
+  /// `packed`: q, k, v, out and lse_out back to back in one buffer, each ending where the next
+  /// begins (adjacent is not overlapping), the results copied back to out_ and lse_.
+  void attend_scratch(int32_t layer, bool packed = false) {
+    if (packed) {
+      const std::size_t sizes[] = {qb_[layer].size(), kb_[layer].size(), vb_[layer].size(), out_[layer].size(),
+                                   lse_[layer].size() * sizeof(float)};
+      std::vector<std::byte> buffer(sizes[0] + sizes[1] + sizes[2] + sizes[3] + sizes[4]);
+      std::byte* at[5] = {buffer.data()};
+      for (int i = 1; i < 5; ++i) at[i] = at[i - 1] + sizes[i - 1];
+      std::copy(qb_[layer].begin(), qb_[layer].end(), at[0]);
+      std::copy(kb_[layer].begin(), kb_[layer].end(), at[1]);
+      std::copy(vb_[layer].begin(), vb_[layer].end(), at[2]);
+      const Views w = views(layer);
+      const Status s = rt().attention(layer, {at[0], w.q.dtype, w.q.shape}, {at[1], w.k.dtype, w.k.shape},
+                                      {at[2], w.v.dtype, w.v.shape}, {at[3], w.out.dtype, w.out.shape},
+                                      reinterpret_cast<float*>(at[4]));
+      ASSERT_TRUE(s.is_ok()) << s.message();
+      std::copy(at[3], at[3] + sizes[3], out_[layer].begin());
+      std::memcpy(lse_[layer].data(), at[4], sizes[4]);
+    } else {
+      const Views w = views(layer);
+      const Status s = rt().attention(layer, w.q, w.k, w.v, w.out, w.lse);
+      ASSERT_TRUE(s.is_ok()) << s.message();
+    }
     done_[layer] = true;
     auto& kh = scratch_k_[layer];
     auto& vh = scratch_v_[layer];
@@ -278,6 +298,17 @@ TEST_F(Errors, OutSharingMemoryWithAnInput) {
   w.v.data = shared.data();
   w.out.data = shared.data() + vb_[0].size() - 4;
   expect_error(bad_attention(0, w), StatusCode::kInvalidArgument, {"out", "overlaps v", "(128 bytes)"});
+  w = views(0);
+  w.out.data = kb_[0].data() + kb_[0].size() - 4;  // out's first float is k's last
+  expect_error(bad_attention(0, w), StatusCode::kInvalidArgument, {"out", "overlaps k"});
+  w = views(0);
+  w.lse = reinterpret_cast<float*>(qb_[0].data());
+  expect_error(bad_attention(0, w), StatusCode::kInvalidArgument, {"lse_out", "overlaps q"});
+  w = views(0);
+  w.lse = reinterpret_cast<float*>(out_[0].data()) + 8;
+  expect_error(bad_attention(0, w), StatusCode::kInvalidArgument, {"lse_out", "overlaps out"});
+  // Buffers that only touch are separate: the call runs and is exact.
+  attend_scratch(0, /*packed=*/true);
   finish_scratch();
   expect_usable();
 }
@@ -355,6 +386,9 @@ TEST_F(Errors, AbortStepBeforeTheFirstAttention) {
   std::vector<StoreMemoryStats> memory_before, memory_after;
   ASSERT_TRUE(rt().store_memory_stats(&memory_before).is_ok());
   begin_scratch(3);  // the caller's tensors hold 2 tokens: n_new was wrong
+  std::vector<StoreMemoryStats> memory_during;
+  ASSERT_TRUE(rt().store_memory_stats(&memory_during).is_ok());
+  ASSERT_GT(memory_during[0].used_bytes, memory_before[0].used_bytes) << "begin_step reserved no store blocks";
   Views w = views(0);
   w.q.shape[0] = w.k.shape[0] = w.v.shape[0] = w.out.shape[0] = 2;
   expect_error(bad_attention(0, w), StatusCode::kInvalidArgument, {"q.shape", "[3, 4, 8]"});

@@ -115,7 +115,7 @@ TEST(HgcaTune, UnwritableOutputIsRefusedBeforeTheSweep) {
     int status = -1;
     const std::string text = run(std::string(HGCA_TUNE_EXE) + " --quick " + flag + " /proc/hgca-tune-test 2>&1", &status);
     EXPECT_NE(status, 0) << flag;
-    EXPECT_NE(text.find(std::string(flag) + " /proc/hgca-tune-test: cannot write the file"), std::string::npos) << text;
+    EXPECT_NE(text.find(std::string(flag) + " /proc/hgca-tune-test: cannot write"), std::string::npos) << text;
     EXPECT_EQ(text.find("GB/s"), std::string::npos) << flag << ": measured before refusing:\n" << text;
   }
 }

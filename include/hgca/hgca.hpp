@@ -2,8 +2,8 @@
 //
 // Host-only header: no CUDA types. One Runtime serves one model (its layers, heads and head dim)
 // and any number of sequences. Per step: begin_step(batch) → attention(layer) for every layer →
-// end_step(). Every call returns a Status; a failed call names the argument, the value and what was
-// expected, and leaves the runtime as it was.
+// end_step() (or abort_step() before the first attention). Every call returns a Status; a failed
+// call names the argument, the value and what was expected, and leaves the runtime as it was.
 #pragma once
 
 #include <array>
@@ -307,7 +307,8 @@ class Runtime {
 
   /// One attention call for `layer` (each layer exactly once per step, any order).
   /// q [T, Hq, D], k and v [T, Hkv, D], out [T, Hq, D], with T the step's total new tokens; out
-  /// must not share memory with q, k or v (they are read after out is written: kInvalidArgument).
+  /// and lse_out must not share memory with q, k, v or each other (q, k and v are read after they
+  /// are written: kInvalidArgument).
   /// The new queries attend causally to the sequence's whole history: exactly over the window and
   /// the new tokens, sparsely over the selected store. `lse_out` [T, Hq] (optional) receives the
   /// natural-log LSE of the scaled scores over everything attended.

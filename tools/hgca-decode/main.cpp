@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -391,8 +391,8 @@ int run_model(const Cli& cli) {
   bar.finish();
   if (!status) return fail(status);
   if (std::cmp_less(gen.steps, g.prompt_tokens.size())) {
-    fmt::print(stderr, "hgca-decode: warning: --steps {} is fewer than the prompt's {} tokens (BOS included): only "
-               "its first {} were run and nothing was generated\n", gen.steps, g.prompt_tokens.size(), gen.steps);
+    fmt::print(stderr, "hgca-decode: warning: --steps {} runs {} positions, fewer than the prompt's {} tokens (BOS "
+               "included): the prompt was cut and nothing was generated\n", cli.steps, gen.steps, g.prompt_tokens.size());
   }
 
   Summary s;
@@ -654,8 +654,10 @@ int main(int argc, char** argv) {
   try {
     const int rc = cli.model_path.empty() ? run_synthetic(cli) : run_model(cli);
     // Output that did not reach its file (a full disk, a closed pipe) fails the run.
-    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-      fmt::print(stderr, "hgca-decode: error: writing the output to stdout failed ({})\n", std::strerror(errno));
+    const int flush_error = std::fflush(stdout) != 0 ? errno : 0;
+    if (flush_error != 0 || std::ferror(stdout)) {
+      fmt::print(stderr, "hgca-decode: error: writing the output to stdout failed ({})\n",
+                 flush_error != 0 ? std::strerror(flush_error) : "a write error");
       return 1;
     }
     return rc;

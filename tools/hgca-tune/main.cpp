@@ -1,6 +1,7 @@
 // hgca-tune: reads the machine's topology, measures each NUMA node's DRAM read bandwidth with the
 // engine's own pool, sweeps the CPU engine's parameters on a workload shaped like the user's model,
 // and writes the best configuration as the JSON that hgca::load_options_json (and HGCA_CONFIG) reads.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -8,9 +9,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -75,21 +76,36 @@ std::optional<NumaPlacement> parse_placement(const std::string& s) {
 
 [[noreturn]] void fail(const std::string& message);
 
-/// Fails unless `path` can be written, by opening it (appending, so that a file there is kept as it
-/// is until the sweep has run; one created here is removed again): permissions alone do not say
-/// (root passes every access() check, and /proc refuses new files to root too).
+/// Fails unless `path` can be written, by trying (permissions alone do not say: root passes every
+/// access() check, and /proc refuses new files to root too): a file there is opened for appending,
+/// so that it stays as it is until the sweep has run (O_NONBLOCK: a FIFO without a reader fails
+/// rather than blocks); for a new one a probe file is made beside it and removed.
 void check_writable(const char* flag, const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(path, ec)) fail(fmt::format("{} {}: is a directory, expected a file to write", flag, path));
-  const bool existed = fs::exists(path, ec);
-  std::FILE* f = std::fopen(path.c_str(), "a");
-  if (!f) fail(fmt::format("{} {}: cannot write the file ({})", flag, path, std::strerror(errno)));
-  std::fclose(f);
-  if (!existed) fs::remove(path, ec);
+  if (fs::exists(path, ec)) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NONBLOCK);
+    if (fd < 0) fail(fmt::format("{} {}: cannot write the file ({})", flag, path, std::strerror(errno)));
+    ::close(fd);
+    return;
+  }
+  fs::path target = path;
+  if (fs::is_symlink(fs::symlink_status(path, ec))) {  // dangling: the file would be made where it points
+    const fs::path to = fs::read_symlink(path, ec);
+    target = to.is_absolute() ? to : fs::path(path).parent_path() / to;
+  }
+  target = fs::weakly_canonical(target, ec);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string probe = (dir / ".hgca-tune-probe-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) fail(fmt::format("{} {}: cannot write into {} ({})", flag, path, dir.string(), std::strerror(errno)));
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 [[noreturn]] void fail(const std::string& message) {
+  std::fflush(stdout);  // what was printed (a report whose files could not be written) comes first
   fmt::print(stderr, "hgca-tune: {}\n", message);
   std::exit(1);
 }
@@ -147,7 +163,7 @@ int run(Cli& cli) {
   if (!cli.out.empty()) check_writable("--out", cli.out);
   if (!cli.svg.empty()) check_writable("--svg", cli.svg);
   auto dtype = parse_dtype(cli.dtype);
-  if (!dtype) fail(fmt::format("--dtype = {}, expected bf16, f16 or f32", cli.dtype));
+  if (!dtype) fail(fmt::format("--dtype = {}, expected bf16, f16 (fp16) or f32 (fp32)", cli.dtype));
   cli.shape.dtype = *dtype;
   {
     // The workload holds at least two layers' selected K+V, and each sequence's queries and outputs.
