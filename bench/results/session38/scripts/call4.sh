@@ -17,6 +17,6 @@ timeout 200 $D/bin/hgca-tune --out $R/hgca-config.json --svg $R/hgca-tune.svg > 
 echo "hgca-tune $(( $(date +%s) - t0 )) s"
 cd $OUT && tar czf $CALL.tgz $CALL
 for f in $CALL/*.log; do echo "$(basename $f): $(grep -E '^\[  PASSED  \]|^\[  FAILED  \]|^\[  SKIPPED \] [0-9]' $f | tr '\n' ' ')"; done
-python3 bench/results/session38/scripts/engine_table.py $CALL
+python3 "$OLDPWD/bench/results/session38/scripts/engine_table.py" $CALL
 tail -22 $CALL/hgca-tune.txt; cat $CALL/hgca-tune.err | tail -3
 cat $CALL/machine.txt; rm -rf $CALL
