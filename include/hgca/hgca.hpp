@@ -307,8 +307,8 @@ class Runtime {
 
   /// One attention call for `layer` (each layer exactly once per step, any order).
   /// q [T, Hq, D], k and v [T, Hkv, D], out [T, Hq, D], with T the step's total new tokens; out
-  /// and lse_out must not share memory with q, k, v or each other (q, k and v are read after they
-  /// are written: kInvalidArgument).
+  /// and lse_out must not share memory with q, k, v or each other (q, k and v are still read after
+  /// out and lse_out are written: kInvalidArgument).
   /// The new queries attend causally to the sequence's whole history: exactly over the window and
   /// the new tokens, sparsely over the selected store. `lse_out` [T, Hq] (optional) receives the
   /// natural-log LSE of the scaled scores over everything attended.
