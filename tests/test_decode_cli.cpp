@@ -17,7 +17,7 @@ TEST(HgcaDecode, TinySyntheticRunPrintsItsJson) {
   int status = -1;
   // A 128-token window under a 192-token prompt: the store holds the rest.
   const std::string text = run(std::string(HGCA_DECODE_EXE) + " --backend host --layers 2 --window-blocks 2 --context 192"
-                                   " --chunk 64 --decode-steps 3 --json 2>/dev/null",
+                                   " --chunk 64 --decode-steps 3 --threads 1 --json 2>/dev/null",
                                &status);
   ASSERT_EQ(status, 0) << text;
   const auto j = nlohmann::json::parse(text);
@@ -28,6 +28,8 @@ TEST(HgcaDecode, TinySyntheticRunPrintsItsJson) {
   EXPECT_GT(j.at("store_memory").at("used_bytes").get<int64_t>(), 0);
   EXPECT_GE(j.at("decode_sync_growths").get<int64_t>(), 0);
   EXPECT_EQ(j.at("staging_limit_bytes").get<int64_t>(), int64_t{64} << 20);
+  EXPECT_EQ(j.at("threads"), 1);
+  EXPECT_EQ(j.at("threads_used"), 1);
 }
 
 TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {

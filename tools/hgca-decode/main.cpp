@@ -55,13 +55,14 @@ the text.
 It reports decode tokens/s, time between tokens (p50, p99, per decode step of the batch), the
 share of it the runtime's streams spent moving KV out of the window (synthetic workload), window,
 store and context-set sizes, the selected fraction, the DRAM store's memory (chunks held and used,
-and how often an allocation had to take a chunk itself), the backend and the method's parameters.
+and how often an allocation had to take a chunk itself), the backend, the CPU threads the runtime
+runs and the method's parameters.
 --json prints the same as one JSON object on stdout: text, tokens (ids of every position after
 BOS), tokens_per_s, tbt_ms_p50, tbt_ms_p99, tbt_ms (every decode step), enqueue_ms (of each decode
 step, the time until end_step returned; synthetic workload), decode_transfer_ms, transfer_share,
 selected_fraction, store_memory (chunks, registered_chunks, reserved_bytes, used_bytes,
 sync_growths, background_growths, released_chunks), decode_sync_growths (synthetic workload),
-alpha, beta, window_blocks, block_tokens and more; with --compare-exact also top1_agreement,
+threads (asked) and threads_used, alpha, beta, window_blocks, block_tokens and more; with --compare-exact also top1_agreement,
 kl_mean, ppl_exact, ppl_hybrid (--compare-exact needs --model). For the synthetic workload text is
 "" and tokens is [].)";
 
@@ -103,6 +104,7 @@ struct Summary {
   hgca::Options options;  // as the runtime holds them
   hgca::Backend backend = hgca::Backend::kAuto;  // the one the runtime resolved to
   hgca::HostHandoff handoff = hgca::HostHandoff::kAuto;  // likewise (kAuto: the host backend)
+  int32_t threads_used = 0;  // the CPU pool's, over its nodes (options.threads is what was asked)
   std::string cuda_wait;  // --cuda-wait
   int32_t batch = 1;
   int64_t prefill_tokens = 0;  // per sequence
@@ -118,6 +120,15 @@ struct Summary {
   std::vector<int32_t> tokens;
   std::optional<hgca::model::Fidelity> fidelity;
 };
+
+/// The CPU pool's threads over its nodes (0 where the runtime cannot say).
+int32_t threads_used(const hgca::Runtime& runtime) {
+  hgca::CpuStats st;
+  if (!runtime.cpu_stats(&st)) return 0;
+  int32_t n = 0;
+  for (const auto& node : st.nodes) n += node.threads;
+  return n;
+}
 
 hgca::DType parse_dtype(const std::string& name) {
   if (name == "f32") return hgca::DType::kFloat32;
@@ -249,7 +260,9 @@ void print_human(const Summary& s) {
   fmt::print("method     {}\n", method_line(o));
   fmt::print("backend    {}{}, threads {}, store writes {}{}\n", hgca::to_string(s.backend),
              s.backend == hgca::Backend::kCuda ? fmt::format(" (handoff {})", hgca::to_string(s.handoff)) : "",
-             o.threads > 0 ? fmt::to_string(o.threads) : "all cores", hgca::to_string(o.store_writes),
+             o.threads > 0 && o.threads != s.threads_used ? fmt::format("{} (--threads {})", s.threads_used, o.threads)
+                                                         : fmt::to_string(s.threads_used),
+             hgca::to_string(o.store_writes),
              o.deterministic ? ", deterministic" : "");
   if (s.fidelity) {
     const auto& f = *s.fidelity;
@@ -326,6 +339,7 @@ void print_json(const Summary& s) {
   j["dtype"] = hgca::to_string(o.dtype);
   j["backend"] = hgca::to_string(s.backend);
   j["threads"] = o.threads;
+  j["threads_used"] = s.threads_used;
   j["cuda_wait"] = s.cuda_wait;
   j["alpha"] = shortest_decimal(o.alpha);
   j["beta"] = shortest_decimal(o.beta);
@@ -407,6 +421,7 @@ int run_model(const Cli& cli) {
   s.options = attention->runtime().options();
   s.backend = attention->runtime().backend();
   s.handoff = attention->runtime().handoff();
+  s.threads_used = threads_used(attention->runtime());
   s.prefill_tokens = static_cast<int64_t>(g.fed.size() - g.decode_seconds.size());
   s.prefill_steps = 1;
   s.prefill_seconds = g.prefill_seconds;
@@ -496,6 +511,7 @@ int run_synthetic(const Cli& cli) {
   s.options = runtime->options();
   s.backend = runtime->backend();
   s.handoff = runtime->handoff();
+  s.threads_used = threads_used(*runtime);
   s.batch = cli.synthetic.batch;
   s.prefill_tokens = cli.synthetic.context;
   s.prefill_steps = times.prefill_steps;

@@ -199,11 +199,6 @@ int run(Cli& cli) {
   }
   // A GPU local to every node prefers none.
   if (static_cast<int>(gpu_nodes.size()) == topo->node_count()) gpu_nodes.clear();
-  if (!cli.json) {
-    fmt::print("{}", topo->describe());
-    fmt::print("GPU-local node(s) for placement: {} ({})\n",
-               gpu_nodes.empty() ? "none (no preference)" : fmt::format("{}", fmt::join(gpu_nodes, ", ")), gpu_source);
-  }
 
   // --- what to sweep ---
   int max_tpn = 1, max_hw = 1;
@@ -251,6 +246,12 @@ int run(Cli& cli) {
   }
   const std::vector<CpuIsa> isas = hgca::tune::engine_isas(cli.shape.dtype);
   const int repeats = cli.repeats > 0 ? cli.repeats : (cli.quick ? 5 : 9);
+  // Printed once every flag has been checked: a refused one leaves nothing half-printed.
+  if (!cli.json) {
+    fmt::print("{}", topo->describe());
+    fmt::print("GPU-local node(s) for placement: {} ({})\n",
+               gpu_nodes.empty() ? "none (no preference)" : fmt::format("{}", fmt::join(gpu_nodes, ", ")), gpu_source);
+  }
 
   const double llc = static_cast<double>(topo->last_level_cache_bytes());
   const double ws_bytes = cli.working_set_mb > 0 ? cli.working_set_mb * (1 << 20)
