@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
@@ -117,6 +118,8 @@ void StoreSpan::reset() noexcept {
 
 StoreMemory::StoreMemory(std::shared_ptr<const cpu::Topology> topology, StoreMemoryOptions options)
     : topology_(std::move(topology)), opt_(std::move(options)) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  machine_bytes_ = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
   const uint64_t llc = topology_->last_level_cache_bytes();
   stream_above_ = static_cast<int64_t>(opt_.stream_above_bytes > 0 ? opt_.stream_above_bytes
                                        : llc > 0                    ? llc
@@ -179,6 +182,18 @@ StoreSpan StoreMemory::allocate(int node_index, std::size_t bytes) {
 void StoreMemory::allocate(int node_index, std::size_t bytes, std::span<StoreSpan> out) {
   Node& n = node(node_index);
   const std::size_t size = round_up(std::max<std::size_t>(bytes, 1), kAlignment);
+  // More than the store may ever hold (its limit, or this machine's memory where none is set) fails
+  // before any chunk is taken: growing towards it would only bring the OOM killer.
+  const double wanted = static_cast<double>(size) * static_cast<double>(out.size());
+  const std::size_t cap = opt_.limit_bytes > 0 ? opt_.limit_bytes : machine_bytes_;
+  if (cap > 0 && wanted > static_cast<double>(cap)) {
+    throw StoreMemoryExhausted(
+        opt_.limit_bytes > 0
+            ? fmt::format("store memory: store_limit_bytes = {} is less than the {:.0f} bytes wanted at once on NUMA "
+                          "node {}; raise the limit", cap, wanted, node_index)
+            : fmt::format("store memory: {:.0f} bytes wanted at once on NUMA node {}, more than this machine's {} "
+                          "bytes of memory", wanted, node_index, cap));
+  }
   std::size_t taken = 0;
   try {
     if (size > opt_.chunk_bytes / 2) {
