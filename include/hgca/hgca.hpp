@@ -166,8 +166,8 @@ struct Options {
   /// and kept ahead of need by a background thread. A multiple of 4096, at least 64 KiB.
   int64_t store_chunk_bytes = int64_t{32} << 20;
   /// At most this many bytes of store memory over all nodes (at least store_chunk_bytes); 0: no
-  /// limit, but a step whose store blocks for one layer and sequence exceed this machine's memory
-  /// fails begin_step at once. A call that needs more fails with kOutOfMemory and loses no KV
+  /// limit, but a step whose store blocks for one layer and sequence exceed the memory this
+  /// process may use (the machine's, or its cgroup's limit) fails begin_step at once. A call that needs more fails with kOutOfMemory and loses no KV
   /// entry. On the CUDA backend the host's copy of each window (window_blocks blocks per layer and
   /// sequence) is store memory too; the host backend's windows are not.
   int64_t store_limit_bytes = 0;

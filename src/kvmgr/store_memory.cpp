@@ -9,8 +9,11 @@
 
 #include <algorithm>
 #include <cassert>
+#include <fstream>
 #include <stdexcept>
+#include <string>
 #include <system_error>
+#include <vector>
 
 #include "cpu/pool.hpp"
 
@@ -116,10 +119,31 @@ void StoreSpan::reset() noexcept {
 
 // ---- StoreMemory ----
 
+namespace {
+
+/// The memory this process may use: the machine's, or its cgroup's limit where lower (a
+/// container's memory.max, v2 or v1); 0 where unknown.
+std::size_t usable_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  std::size_t bytes = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
+  std::vector<std::string> files = {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"};
+  std::ifstream self("/proc/self/cgroup");
+  for (std::string line; std::getline(self, line);) {
+    if (line.starts_with("0::") && line.size() > 4) files.push_back("/sys/fs/cgroup" + line.substr(3) + "/memory.max");
+  }
+  for (const std::string& file : files) {
+    std::ifstream f(file);
+    unsigned long long limit = 0;  // "max" does not parse: no limit there
+    if (f >> limit && limit > 0 && (bytes == 0 || limit < bytes)) bytes = static_cast<std::size_t>(limit);
+  }
+  return bytes;
+}
+
+}  // namespace
+
 StoreMemory::StoreMemory(std::shared_ptr<const cpu::Topology> topology, StoreMemoryOptions options)
     : topology_(std::move(topology)), opt_(std::move(options)) {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  machine_bytes_ = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
+  machine_bytes_ = usable_memory_bytes();
   const uint64_t llc = topology_->last_level_cache_bytes();
   stream_above_ = static_cast<int64_t>(opt_.stream_above_bytes > 0 ? opt_.stream_above_bytes
                                        : llc > 0                    ? llc
@@ -185,14 +209,14 @@ void StoreMemory::allocate(int node_index, std::size_t bytes, std::span<StoreSpa
   // More than the store may ever hold (its limit, or this machine's memory where none is set) fails
   // before any chunk is taken: growing towards it would only bring the OOM killer.
   const double wanted = static_cast<double>(size) * static_cast<double>(out.size());
-  const std::size_t cap = opt_.limit_bytes > 0 ? opt_.limit_bytes : machine_bytes_;
-  if (cap > 0 && wanted > static_cast<double>(cap)) {
-    throw StoreMemoryExhausted(
-        opt_.limit_bytes > 0
-            ? fmt::format("store memory: store_limit_bytes = {} is less than the {:.0f} bytes wanted at once on NUMA "
-                          "node {}; raise the limit", cap, wanted, node_index)
-            : fmt::format("store memory: {:.0f} bytes wanted at once on NUMA node {}, more than this machine's {} "
-                          "bytes of memory", wanted, node_index, cap));
+  if (opt_.limit_bytes > 0 && wanted > static_cast<double>(opt_.limit_bytes)) {
+    throw StoreMemoryExhausted(fmt::format("store memory: store_limit_bytes = {} is less than the {:.0f} bytes wanted "
+                                           "at once on NUMA node {}; raise the limit", opt_.limit_bytes, wanted, node_index));
+  }
+  if (machine_bytes_ > 0 && wanted > static_cast<double>(machine_bytes_)) {
+    throw StoreMemoryExhausted(fmt::format("store memory: {:.0f} bytes wanted at once on NUMA node {}, more than the {} "
+                                           "bytes of memory this process may use (the machine's, or its cgroup's limit)",
+                                           wanted, node_index, machine_bytes_));
   }
   std::size_t taken = 0;
   try {

@@ -43,8 +43,8 @@ struct StoreMemoryOptions {
   int32_t low_water_chunks = 2;
   /// Spare chunks per node above which the background thread releases them (≥ low_water_chunks + 1).
   int32_t high_water_chunks = 6;
-  /// At most this many bytes of chunks over all nodes (0: no limit, but no one request for more
-  /// than this machine's memory).
+  /// At most this many bytes of chunks over all nodes (0: no limit). No one request may pass it, nor
+  /// the memory this process may use (the machine's, or its cgroup's limit).
   std::size_t limit_bytes = 0;
   /// How rows enter store blocks (StoreMemory::streams_rows).
   StoreWrites writes = StoreWrites::kAuto;
@@ -195,7 +195,7 @@ class StoreMemory : public std::enable_shared_from_this<StoreMemory> {
   std::condition_variable idle_cv_;  // wait_idle waits for the background thread
   std::vector<std::unique_ptr<Node>> nodes_;
   std::size_t reserved_total_ = 0;  // bytes of chunks over all nodes, for limit_bytes
-  std::size_t machine_bytes_ = 0;   // this machine's memory (0: unknown): no request may pass it
+  std::size_t machine_bytes_ = 0;   // the memory this process may use (0: unknown): no request may pass it
   std::atomic<int64_t> used_total_{0};  // stats' used_bytes over all nodes, read without the lock
   int64_t stream_above_ = 0;
   bool stop_ = false;

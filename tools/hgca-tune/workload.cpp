@@ -5,6 +5,7 @@
 #include <oneapi/tbb/parallel_for.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <new>
@@ -138,11 +139,13 @@ void SparseWorkload::place(cpu::Pool& pool, NumaPlacement placement) {
   }
   const std::vector<int> node_of = cpu::assign_sequences(load, pool.threads_per_node(), gpu_local_, placement);
   const cpu::Topology& topo = pool.topology();
+  std::atomic<bool> wrote{false};
   run_on_every_node(pool, [&](int node) {
     for (auto& layer : impl_->blocks) {
       for (std::size_t s = 0; s < layer.size(); ++s) {
         Block& b = layer[s];
         if (node_of[s] != node || (b.data && b.node == node && b.topology == &topo)) continue;
+        wrote = true;
         if (b.data) cpu::node_free(*b.topology, b.data, b.bytes);
         b.topology = &topo;
         b.node = node;
@@ -166,6 +169,9 @@ void SparseWorkload::place(cpu::Pool& pool, NumaPlacement placement) {
     }
   });
   node_of_seq_ = node_of;
+  // Layers 0, 1, … were just written in that order, the last ones still in cache: the measurements
+  // start again from layer 0, the longest out.
+  if (wrote) next_layer_ = 0;
 }
 
 double SparseWorkload::step(cpu::Pool& pool, int layer, const EngineConfig& config) {

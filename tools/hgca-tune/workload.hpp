@@ -59,7 +59,11 @@ class SparseWorkload {
   /// The layer the next measured step reads, moved on by one: the measurements go on round all the
   /// layers, so that a layer is read again only after all the others (together several times the
   /// last-level cache) and no step finds its data in cache.
-  int next_layer() { return next_layer_++ % layers_; }
+  int next_layer() {
+    const int l = next_layer_;
+    next_layer_ = (next_layer_ + 1) % layers_;
+    return l;
+  }
   /// Selected K+V bytes one step reads (unpadded): the numerator of the engine's GB/s.
   uint64_t step_bytes(int layer) const;
   uint64_t total_bytes() const;  ///< all layers
