@@ -117,11 +117,9 @@ class RuntimeBase : public Runtime {
     try {
       return f();
     } catch (const kvmgr::StoreMemoryExhausted& e) {
-      if (!call) return error(StatusCode::kOutOfMemory, "{}", e.what());
-      return error(StatusCode::kOutOfMemory, "{}: {}", call, e.what());
+      return error(StatusCode::kOutOfMemory, "{}{}{}", call ? call : "", call ? ": " : "", e.what());
     } catch (const std::bad_alloc&) {
-      if (!call) return error(StatusCode::kOutOfMemory, "host memory exhausted");
-      return error(StatusCode::kOutOfMemory, "{}: host memory exhausted", call);
+      return error(StatusCode::kOutOfMemory, "{}{}host memory exhausted", call ? call : "", call ? ": " : "");
     } catch (const std::exception& e) {
       return error(StatusCode::kInternal, "{}", e.what());
     }

@@ -143,7 +143,7 @@ std::size_t usable_memory_bytes() {
 
 StoreMemory::StoreMemory(std::shared_ptr<const cpu::Topology> topology, StoreMemoryOptions options)
     : topology_(std::move(topology)), opt_(std::move(options)) {
-  machine_bytes_ = usable_memory_bytes();
+  usable_bytes_ = usable_memory_bytes();
   const uint64_t llc = topology_->last_level_cache_bytes();
   stream_above_ = static_cast<int64_t>(opt_.stream_above_bytes > 0 ? opt_.stream_above_bytes
                                        : llc > 0                    ? llc
@@ -206,17 +206,17 @@ StoreSpan StoreMemory::allocate(int node_index, std::size_t bytes) {
 void StoreMemory::allocate(int node_index, std::size_t bytes, std::span<StoreSpan> out) {
   Node& n = node(node_index);
   const std::size_t size = round_up(std::max<std::size_t>(bytes, 1), kAlignment);
-  // More than the store may ever hold (its limit, or this machine's memory where none is set) fails
-  // before any chunk is taken: growing towards it would only bring the OOM killer.
+  // More than the store may ever hold (its limit, or the memory this process may use) fails before
+  // any chunk is taken: growing towards it would only bring the OOM killer.
   const double wanted = static_cast<double>(size) * static_cast<double>(out.size());
   if (opt_.limit_bytes > 0 && wanted > static_cast<double>(opt_.limit_bytes)) {
     throw StoreMemoryExhausted(fmt::format("store memory: store_limit_bytes = {} is less than the {:.0f} bytes wanted "
                                            "at once on NUMA node {}; raise the limit", opt_.limit_bytes, wanted, node_index));
   }
-  if (machine_bytes_ > 0 && wanted > static_cast<double>(machine_bytes_)) {
+  if (usable_bytes_ > 0 && wanted > static_cast<double>(usable_bytes_)) {
     throw StoreMemoryExhausted(fmt::format("store memory: {:.0f} bytes wanted at once on NUMA node {}, more than the {} "
                                            "bytes of memory this process may use (the machine's, or its cgroup's limit)",
-                                           wanted, node_index, machine_bytes_));
+                                           wanted, node_index, usable_bytes_));
   }
   std::size_t taken = 0;
   try {

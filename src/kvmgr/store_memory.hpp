@@ -195,7 +195,7 @@ class StoreMemory : public std::enable_shared_from_this<StoreMemory> {
   std::condition_variable idle_cv_;  // wait_idle waits for the background thread
   std::vector<std::unique_ptr<Node>> nodes_;
   std::size_t reserved_total_ = 0;  // bytes of chunks over all nodes, for limit_bytes
-  std::size_t machine_bytes_ = 0;   // the memory this process may use (0: unknown): no request may pass it
+  std::size_t usable_bytes_ = 0;   // the memory this process may use (0: unknown): no request may pass it
   std::atomic<int64_t> used_total_{0};  // stats' used_bytes over all nodes, read without the lock
   int64_t stream_above_ = 0;
   bool stop_ = false;
