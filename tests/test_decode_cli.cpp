@@ -2,6 +2,8 @@
 // it cannot use end the run before it starts, with the flag and the value named.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -34,11 +36,19 @@ TEST(HgcaDecode, TinySyntheticRunPrintsItsJson) {
 
 TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"--layers 0", "--layers: Value 0 not in range 1 to 2147483647"},
-      {"--decode-steps -1", "--decode-steps: Value -1 not in range 0 to 2147483647"},
-      {"--staging-mib 0", "--staging-mib: Value 0 not in range 1 to 2147483647"},
-      {"--seed -1", "--seed: Value -1 is not an integer in [0, 18446744073709551615]"},
-      {"--seed 99999999999999999999999", "--seed: Value 99999999999999999999999 is not an integer"},
+      {"--layers 0", "--layers: expected an integer from 1 to 2147483647, got 0"},
+      {"--decode-steps -1", "--decode-steps: expected an integer from 0 to 2147483647, got -1"},
+      {"--staging-mib 0", "--staging-mib: expected an integer from 1 to 2147483647, got 0"},
+      {"--seed -1", "--seed: expected an integer from 0 to 18446744073709551615, got -1"},
+      {"--seed 99999999999999999999999", "--seed: expected an integer from 0 to 18446744073709551615, got 9999"},
+      // What CLI11 alone said without the expected type ("Could not convert: --threads = abc"),
+      // truncated, or called out of range.
+      {"--threads abc", "--threads: expected an integer from 0 to 2147483647, got abc"},
+      {"--context 1.5", "--context: expected an integer from 1 to 2147483647, got 1.5"},
+      {"--window-blocks 8x", "--window-blocks: expected an integer, got 8x"},
+      {"--block-tokens 99999999999", "--block-tokens: expected an integer from -2147483648 to 2147483647, got 9999"},
+      {"--alpha fast", "--alpha: expected a finite number, got fast"},
+      {"--beta nan", "--beta: expected a finite number, got nan"},
       {"--backend host --handoff poll", "--handoff poll needs the CUDA backend"},
       // Sizes the machine cannot hold, refused up front (before 2^31 tokens wrapped the step count).
       {"--backend host --context 2000000000 --chunk 2000000000 --decode-steps 0", "--chunk 2000000000"},
@@ -51,6 +61,20 @@ TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {
       {"--backend host --head-dim 100000", "head_dim = 100000"},
   };
   hgca::test::expect_refused(HGCA_DECODE_EXE, cases);
+}
+
+// Usage errors, CLI11's own included, share one form and exit status; --help is no error.
+TEST(HgcaDecode, UsageErrorsExitTwo) {
+  for (const char* flags : {"--threads abc", "--no-such-flag", "--layers 2 --model /nonexistent.bin"}) {
+    int status = -1;
+    const std::string text = hgca::test::run(std::string(HGCA_DECODE_EXE) + " " + flags + " 2>&1", &status);
+    ASSERT_TRUE(WIFEXITED(status)) << flags;
+    EXPECT_EQ(WEXITSTATUS(status), 2) << flags << ": " << text;
+    EXPECT_EQ(text.rfind("hgca-decode: error (usage): ", 0), 0u) << flags << ": " << text;
+  }
+  int status = -1;
+  hgca::test::run(std::string(HGCA_DECODE_EXE) + " --help", &status);
+  EXPECT_EQ(status, 0);
 }
 
 TEST(HgcaDecode, OutputThatCannotBeWrittenFailsTheRun) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -26,7 +27,7 @@ TEST(HgcaTune, QuickJsonOnATinyWorkload) {
   int status = -1;
   const std::string stdout_text =
       run(std::string(HGCA_TUNE_EXE) + " --quick --json --q-heads 8 --kv-heads 2 --head-dim 64 --dtype f16 --context 4096"
-          " --selected-fraction 0.2 --batch 2 --working-set-mb 32 --repeats 3 --out " + out + " --svg " + svg + " 2>/dev/null",
+          " --selected-fraction 0.2 --batch 2 --working-set-mb 32 --repeats 3 --kv-split 0,512 --out " + out + " --svg " + svg + " 2>/dev/null",
           &status);
   ASSERT_EQ(status, 0) << stdout_text;
   const auto report = nlohmann::json::parse(stdout_text);  // one object, nothing else on stdout
@@ -34,7 +35,9 @@ TEST(HgcaTune, QuickJsonOnATinyWorkload) {
   EXPECT_GT(report.at("dram_read_gbps").get<double>(), 0.0);
   EXPECT_GT(report.at("engine_gbps").get<double>(), 0.0);
   EXPECT_TRUE(report.at("best_config").is_object());
-  EXPECT_FALSE(report.at("ranked").empty());
+  std::set<int> splits;  // the comma-separated list swept both
+  for (const auto& r : report.at("ranked")) splits.insert(r.at("kv_split_tokens").get<int>());
+  EXPECT_EQ(splits, (std::set<int>{0, 512}));
   EXPECT_FALSE(report.at("topology").at("nodes").empty());
   std::ifstream meminfo("/proc/meminfo");  // the machine's memory, as the kernel counts it
   std::string key;
@@ -90,20 +93,21 @@ TEST(HgcaTune, BadFlagsAreNamed) {
 TEST(HgcaTune, ValuesItCannotUseAreRefusedByName) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--head-dim 12", "--head-dim = 12"},
-      {"--selected-fraction nan", "--selected-fraction = nan"},
-      {"--kv-split -5", "--kv-split -5"},
-      {"--max-packed-heads -3", "--max-packed-heads -3"},
+      {"--selected-fraction nan", "--selected-fraction: expected a number from 1e-06 to 1, got nan"},
+      {"--kv-split -5", "--kv-split: expected an integer from 0 to 2147483647, got -5"},
+      {"--max-packed-heads 1,-3", "--max-packed-heads: expected an integer from 0 to 2147483647, got -3"},
       {"--repeats 0", "--repeats"},
       {"--working-set-mb 0.001", "--working-set-mb"},
       {"--threads 100000", "--threads 100000"},
       {"--out /nonexistent-dir/x.json", "--out /nonexistent-dir/x.json"},
       {"--out /tmp", "--out /tmp: is a directory"},
       {"--svg /nonexistent-dir/p.svg", "--svg /nonexistent-dir/p.svg"},
-      {"--q-heads 0", "--q-heads: Value 0 not in range 1 to 2147483647"},
+      {"--q-heads 0", "--q-heads: expected an integer from 1 to 2147483647, got 0"},
+      {"--threads 1,a", "--threads: expected an integer from 1 to 2147483647, got a"},
       {"--quick --working-set-mb 64 --batch 2000000000", "--batch 2000000000"},
       {"--quick --q-heads 2000000000 --kv-heads 1 --context 1 --batch 1", "more than this machine's"},
       {"--quick --context 1099511627776 --q-heads 1000000 --kv-heads 1000000 --batch 100000", "more than this machine's"},  // bytes past 2^64
-      {"--context 99999999999999999999", "--context: Value 99999999999999999999 not in range"},
+      {"--context 99999999999999999999", "--context: expected an integer from 1 to 1099511627776, got 9999"},
   };
   test::expect_refused(HGCA_TUNE_EXE, cases);
 }

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -30,6 +29,7 @@
 #include "model/hgca_attention.hpp"
 #include "model/model.hpp"
 #include "model/tokenizer.hpp"
+#include "common/cli.hpp"
 #include "common/memory.hpp"
 #include "common/progress.hpp"
 #include "devmem/devmem.hpp"
@@ -536,19 +536,9 @@ int main(int argc, char** argv) {
   app.footer(kExamples);
   app.get_formatter()->column_width(34);
 
-  // Bounds in words CLI11 prints ("Value 0 not in range 1 to 2147483647"); its PositiveNumber
-  // would print the largest double instead.
-  const CLI::Range positive(1, std::numeric_limits<int32_t>::max());
-  const CLI::Range non_negative(0, std::numeric_limits<int32_t>::max());
-  // CLI11 would take "-1" and wrap it, and saturate what does not fit.
-  const CLI::Validator uint64_value(
-      [](std::string& in) -> std::string {
-        uint64_t v = 0;
-        const auto [end, ec] = std::from_chars(in.data(), in.data() + in.size(), v);
-        if (ec == std::errc{} && end == in.data() + in.size()) return {};
-        return fmt::format("Value {} is not an integer in [0, {}]", in, std::numeric_limits<uint64_t>::max());
-      },
-      "UINT64");
+  const auto positive = hgca::tools::integer_in<int32_t>(1, std::numeric_limits<int32_t>::max());
+  const auto non_negative = hgca::tools::integer_in<int32_t>(0, std::numeric_limits<int32_t>::max());
+  const auto int32 = hgca::tools::integer<int32_t>();  // where the runtime names what the value must be
   const std::string model_group = "Model (llama2.c checkpoint)";
   auto* model = app.add_option("--model", cli.model_path, "llama2.c float32 checkpoint; without it the synthetic "
                                "workload runs")->check(CLI::ExistingFile)->group(model_group);
@@ -567,20 +557,20 @@ int main(int argc, char** argv) {
   const std::string method_group = "Method (HGCA; defaults are hgca::Options')";
   hgca::Options& o = cli.options;
   app.add_option("--alpha", o.alpha, "MAW update rate: maw <- (1 - alpha) maw + alpha a")->capture_default_str()
-      ->group(method_group);
+      ->check(hgca::tools::number())->group(method_group);
   app.add_option("--beta", o.beta, "selection threshold: a store entry joins the context set when maw > beta / "
-                 "n_ref; 0 keeps everything (exact)")->capture_default_str()->group(method_group);
+                 "n_ref; 0 keeps everything (exact)")->capture_default_str()->check(hgca::tools::number())->group(method_group);
   auto* window_blocks = app.add_option("--window-blocks", o.window_blocks, "window length in blocks (the synthetic "
-                                       "workload defaults to 8)")->capture_default_str()->group(method_group);
+                                       "workload defaults to 8)")->capture_default_str()->check(int32)->group(method_group);
   app.add_option("--block-tokens", o.block_tokens, "tokens per block, the eviction granularity")
-      ->capture_default_str()->group(method_group);
+      ->capture_default_str()->check(int32)->group(method_group);
   app.add_option("--min-keep", o.min_keep, "store entries kept per KV head even when none passes the threshold")
-      ->capture_default_str()->group(method_group);
+      ->capture_default_str()->check(int32)->group(method_group);
   app.add_option("--reeval-min-tokens", o.reeval_min_tokens, "an append of at least this many tokens re-selects "
-                 "the store")->capture_default_str()->group(method_group);
+                 "the store")->capture_default_str()->check(int32)->group(method_group);
   app.add_option("--heads-per-task", o.heads_per_task, "HGCA 3.3's merged heads: each run of this many adjacent KV "
                  "heads has its context sets padded to equal length (1: no padding)")
-      ->capture_default_str()->group(method_group);
+      ->capture_default_str()->check(int32)->group(method_group);
 
   const std::string exec_group = "Execution";
   app.add_option("--dtype", cli.dtype, "element type of q, k, v and the KV cache (default: f32 with --model, bf16 "
@@ -589,7 +579,7 @@ int main(int argc, char** argv) {
                  "device memory, asynchronous), host (all on the CPU), auto (cuda when this build has CUDA and "
                  "a GPU is usable, else host)")->capture_default_str()
       ->check(CLI::IsMember({"auto", "host", "cuda"}))->group(exec_group);
-  app.add_option("--threads", o.threads, "CPU worker threads, 0 = all cores")->capture_default_str()
+  app.add_option("--threads", o.threads, "CPU worker threads, 0 = all cores")->capture_default_str()->check(non_negative)
       ->group(exec_group);
   app.add_option("--cuda-wait", cli.cuda_wait, "how this process's threads wait for the GPU (CUDA's device schedule "
                  "flag): auto (CUDA's choice: spin while cores outnumber contexts), spin, yield, blocking (sleep "
@@ -629,14 +619,14 @@ int main(int argc, char** argv) {
           ->check(positive),
       app.add_option("--decode-steps", w.decode_steps, "decode steps after the prefill")->capture_default_str()
           ->check(non_negative),
-      app.add_option("--seed", w.seed, "seed of the synthetic q, k, v")->capture_default_str()->check(uint64_value),
+      app.add_option("--seed", w.seed, "seed of the synthetic q, k, v")->capture_default_str()->check(hgca::tools::integer<uint64_t>()),
   };
   for (auto* opt : synthetic_opts) opt->group(synth_group);
 
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = hgca::tools::parse(app, argc, argv)) return *status;
   // Checked here rather than with CLI11's excludes(), which would list every option in --help.
   for (auto* opt : synthetic_opts) {
-    if (opt->count() > 0 && model->count() > 0) return app.exit(CLI::ExcludesError(opt->get_name(), "--model"));
+    if (opt->count() > 0 && model->count() > 0) return hgca::tools::usage_error(app, CLI::ExcludesError(opt->get_name(), "--model").what());
   }
   cli.options.backend = parse_choice(cli.backend, {hgca::Backend::kAuto, hgca::Backend::kHost, hgca::Backend::kCuda});
   cli.options.overflow =
@@ -648,15 +638,14 @@ int main(int argc, char** argv) {
   cli.options.staging_limit_bytes = int64_t{cli.staging_mib} << 20;
   cli.window_blocks_given = window_blocks->count() > 0;
   if (cli.handoff != "auto" && cli.options.backend == hgca::Backend::kHost) {
-    fmt::print(stderr, "hgca-decode: error: --handoff {} needs the CUDA backend, got --backend host\n", cli.handoff);
-    return 2;
+    return hgca::tools::usage_error(app, fmt::format("--handoff {} needs the CUDA backend, got --backend host", cli.handoff));
   }
   // --backend auto without a usable GPU runs on the host, where --cuda-wait, like --handoff, has
   // nothing to set.
   if (cli.cuda_wait != "auto" && !(cli.options.backend == hgca::Backend::kAuto && hgca::cuda_device_count() == 0)) {
     if (cli.options.backend == hgca::Backend::kHost) {
-      fmt::print(stderr, "hgca-decode: error: --cuda-wait {} needs the CUDA backend, got --backend host\n", cli.cuda_wait);
-      return 2;
+      return hgca::tools::usage_error(app, fmt::format("--cuda-wait {} needs the CUDA backend, got --backend host",
+                                                       cli.cuda_wait));
     }
     // Before the runtime creates the device's context.
     const auto wait = cli.cuda_wait == "spin"    ? hgca::devmem::HostWait::kSpin

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bandwidth.hpp"
+#include "common/cli.hpp"
 #include "common/memory.hpp"
 #include "common/progress.hpp"
 #include "config_json.hpp"
@@ -155,10 +156,6 @@ json config_json(const EngineConfig& c) {
 /// Everything after the command line: errors end the program through fail().
 int run(Cli& cli) {
   if (cli.shape.head_dim % 8 != 0) fail(fmt::format("--head-dim = {}, expected a multiple of 8 from 8 to 256", cli.shape.head_dim));
-  // CLI11's range checks let NaN through.
-  if (!(cli.shape.selected_fraction >= 1e-6 && cli.shape.selected_fraction <= 1.0)) {
-    fail(fmt::format("--selected-fraction = {}, expected a number in [1e-06, 1]", cli.shape.selected_fraction));
-  }
   // Before the sweep, not after it.
   if (!cli.out.empty()) check_writable("--out", cli.out);
   if (!cli.svg.empty()) check_writable("--svg", cli.svg);
@@ -221,18 +218,12 @@ int run(Cli& cli) {
   threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
   for (int t : threads) {
     // The pool would run no more threads than the node has: results labelled t would not be t's.
-    if (t < 1 || t > max_hw) fail(fmt::format("--threads {}: expected 1 to {} (hardware threads of the largest node)", t, max_hw));
+    if (t > max_hw) fail(fmt::format("--threads {}: expected 1 to {} (hardware threads of the largest node)", t, max_hw));
   }
   std::vector<int> packs = cli.max_packed_heads;
   if (packs.empty()) packs = cli.quick ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 4, 8};
-  for (int p : packs) {
-    if (p < 0) fail(fmt::format("--max-packed-heads {}: expected ≥ 0", p));
-  }
   std::vector<int> splits = cli.kv_split;
   if (splits.empty()) splits = cli.quick ? std::vector<int>{0, 2048} : std::vector<int>{0, 512, 2048, 8192};
-  for (int s : splits) {
-    if (s < 0) fail(fmt::format("--kv-split {}: expected ≥ 0 (0: the engine chooses)", s));
-  }
   std::vector<NumaPlacement> placements;
   for (const auto& p : cli.placements) {
     auto parsed = parse_placement(p);
@@ -486,39 +477,41 @@ Examples:
 
 int main(int argc, char** argv) {
   Cli cli;
-  CLI::App app{"hgca-tune: measure this machine and tune hgca's CPU engine for a model shape"};
+  CLI::App app{"hgca-tune: measure this machine and tune hgca's CPU engine for a model shape", "hgca-tune"};
   app.footer(kExamples);
-  // Bounds in words CLI11 prints; its PositiveNumber would print the largest double instead.
-  const CLI::Range positive(1, std::numeric_limits<int32_t>::max());
+  const int32_t int_max = std::numeric_limits<int32_t>::max();
+  const auto positive = hgca::tools::integer_in<int32_t>(1, int_max);
+  const auto non_negative = hgca::tools::integer_in<int32_t>(0, int_max);
   app.add_option("--q-heads", cli.shape.q_heads, "query heads Hq")->capture_default_str()->check(positive);
   app.add_option("--kv-heads", cli.shape.kv_heads, "KV heads Hkv (divides Hq)")->capture_default_str()->check(positive);
-  app.add_option("--head-dim", cli.shape.head_dim, "head dim D (a multiple of 8 from 8 to 256)")->capture_default_str()->check(CLI::Range(8, 256));
+  app.add_option("--head-dim", cli.shape.head_dim, "head dim D (a multiple of 8 from 8 to 256)")->capture_default_str()->check(hgca::tools::integer_in<int32_t>(8, 256));
   app.add_option("--dtype", cli.dtype, "KV dtype: bf16, f16 (or fp16) or f32 (or fp32)")->capture_default_str();
   app.add_option("--context", cli.shape.context, "store tokens per sequence")->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));  // past 2^63 CLI11 would saturate, not refuse
+      ->check(hgca::tools::integer_in<int64_t>(1, int64_t{1} << 40));
   app.add_option("--selected-fraction", cli.shape.selected_fraction,
                  "mean fraction of the store selected per KV head (per-head spread 0.25-1.75x)")
-      ->capture_default_str()->check(CLI::Range(1e-6, 1.0));
+      ->capture_default_str()->check(hgca::tools::number_in(1e-6, 1.0));
   app.add_option("--batch", cli.shape.batch, "sequences per step")->capture_default_str()->check(positive);
   app.add_flag("--quick", cli.quick, "a short sweep (under a minute on 2 cores)");
   app.add_flag("--json", cli.json, "print one JSON object on stdout instead of the tables");
   app.add_option("--out", cli.out, "write the best configuration here (the JSON hgca::load_options_json and HGCA_CONFIG read)");
   app.add_option("--svg", cli.svg, "write a plot of bandwidth against threads here (SVG)");
-  app.add_option("--threads", cli.threads, "threads per node to sweep (default: 1, 2, 4, …, three quarters of the cores from 12 on, every core "
-                 "and every hardware thread; quick: 1 and every core)");
+  app.add_option("--threads", cli.threads, "threads per node to sweep, as 1 2 4 or 1,2,4 (default: 1, 2, 4, …, three quarters of the cores from 12 on, every core "
+                 "and every hardware thread; quick: 1 and every core)")->check(positive)->delimiter(',');
   app.add_option("--max-packed-heads", cli.max_packed_heads,
                  "most small (sequence, KV head) items packed into one task, to sweep; 0 = as many as fit in the split "
-                 "(default 0 1 2 4 8, quick 0 1)");
-  app.add_option("--kv-split", cli.kv_split, "KV split sizes in tokens to sweep, 0 = the engine chooses (default 0 512 2048 8192, quick 0 2048)");
-  app.add_option("--placement", cli.placements, "placements to sweep: auto balanced gpu_local (default: all that differ here)");
+                 "(default 0 1 2 4 8, quick 0 1)")->check(non_negative)->delimiter(',');
+  app.add_option("--kv-split", cli.kv_split, "KV split sizes in tokens to sweep, 0 = the engine chooses (default 0 512 2048 8192, quick 0 2048)")
+      ->check(non_negative)->delimiter(',');
+  app.add_option("--placement", cli.placements, "placements to sweep: auto balanced gpu_local (default: all that differ here)")->delimiter(',');
   app.add_option("--working-set-mb", cli.working_set_mb,
                  "bytes each measurement streams over, in MiB, at least 1 (default 4x the last-level cache, quick "
                  "2x, and at least 256; a set the caches hold measures the caches, not DRAM)")
-      ->check(CLI::Range(1.0, double(1 << 30)));
-  app.add_option("--repeats", cli.repeats, "timed runs per point (default 9, quick 5)")->check(CLI::Range(1, 100000));
+      ->check(hgca::tools::number_in(1.0, double(1 << 30)));
+  app.add_option("--repeats", cli.repeats, "timed runs per point (default 9, quick 5)")->check(hgca::tools::integer_in<int32_t>(1, 100000));
   app.add_option("--gpu-pci-bus-id", cli.gpu_pci_bus_id, "the GPU whose node to prefer (default: the first NVIDIA GPU hwloc finds)");
   app.add_option("--gpu-cpus", cli.gpu_cpus, "the GPU's local CPUs as a list (\"0-15\"), where hwloc cannot see the GPU");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = hgca::tools::parse(app, argc, argv)) return *status;
   try {
     return run(cli);
   } catch (const std::bad_alloc&) {

@@ -1,0 +1,94 @@
+// The command-line tools' shared parsing: validators that name what a flag expects, and one form
+// and exit status for every usage error.
+//
+// CLI11 alone reports a value it cannot convert as "Could not convert: --threads = abc" (no word of
+// what was expected), refuses "1.5" for an integer flag as "not in range", truncates or saturates
+// some values, and exits 104–109. Every numeric flag of ours takes one of these validators instead,
+// which run on the text before CLI11 converts it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace hgca::tools {
+
+/// An integer of T from lo to hi, written in decimal: "expected an integer from lo to hi, got …".
+/// `description` is what --help shows after the type.
+template <class T>
+CLI::Validator integer_in(T lo, T hi, std::string description) {
+  static_assert(std::is_integral_v<T>);
+  return CLI::Validator(
+      [lo, hi](std::string& in) -> std::string {
+        T v{};
+        const auto [end, ec] = std::from_chars(in.data(), in.data() + in.size(), v);
+        if (ec == std::errc{} && end == in.data() + in.size() && v >= lo && v <= hi) return {};
+        // Bounds that are only T's limits say little about what is no integer at all ("1.5").
+        const std::size_t first_digit = in.starts_with('-') ? 1 : 0;
+        const bool integral = in.size() > first_digit && in.find_first_not_of("0123456789", first_digit) == std::string::npos;
+        const bool type_bounds = lo == std::numeric_limits<T>::min() && hi == std::numeric_limits<T>::max();
+        if (type_bounds && !integral) return fmt::format("expected an integer, got {}", in);
+        return fmt::format("expected an integer from {} to {}, got {}", lo, hi, in);
+      },
+      std::move(description));
+}
+
+template <class T>
+CLI::Validator integer_in(T lo, T hi) {
+  return integer_in(lo, hi, fmt::format("in [{}, {}]", lo, hi));
+}
+
+/// Any integer T holds (the runtime checks what the value means, and names it).
+template <class T>
+CLI::Validator integer() {
+  return integer_in(std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), "");
+}
+
+/// A finite number from lo to hi (an infinite bound: none on that side).
+inline CLI::Validator number_in(double lo, double hi) {
+  const std::string expected = std::isinf(lo) && std::isinf(hi) ? std::string("a finite number")
+                               : std::isinf(hi)                 ? fmt::format("a number ≥ {}", lo)
+                                                                : fmt::format("a number from {} to {}", lo, hi);
+  return CLI::Validator(
+      [lo, hi, expected](std::string& in) -> std::string {
+        double v = 0;
+        const auto [end, ec] = std::from_chars(in.data(), in.data() + in.size(), v);
+        if (ec == std::errc{} && end == in.data() + in.size() && std::isfinite(v) && v >= lo && v <= hi) return {};
+        return fmt::format("expected {}, got {}", expected, in);
+      },
+      std::isinf(lo) && std::isinf(hi) ? std::string() : fmt::format("in [{}, {}]", lo, hi));
+}
+
+/// Any finite number.
+inline CLI::Validator number() {
+  const double inf = std::numeric_limits<double>::infinity();
+  return number_in(-inf, inf);
+}
+
+/// Prints "<app name>: error (usage): <message>" and a pointer to --help; returns the status (2).
+inline int usage_error(const CLI::App& app, const std::string& message) {
+  fmt::print(stderr, "{}: error (usage): {}\nRun with --help for more information.\n", app.get_name(), message);
+  return 2;
+}
+
+/// Parses the command line. Returns nullopt to go on; otherwise the status to exit with: 0 after
+/// --help, usage_error's after a usage error.
+inline std::optional<int> parse(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+    return std::nullopt;
+  } catch (const CLI::Success& e) {  // --help
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return usage_error(app, e.what());
+  }
+}
+
+}  // namespace hgca::tools
