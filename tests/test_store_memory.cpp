@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <limits>
@@ -316,6 +317,37 @@ TEST(StoreMemory, ByteLimitIsExhaustionThatChangesNothing) {
   EXPECT_EQ(after.chunks, before.chunks);
   spans.pop_back();
   EXPECT_TRUE(memory->allocate(0, 4096));  // a freed slot serves again
+}
+
+// Without a byte limit the machine's available memory bounds the store: a chunk that would leave less
+// than keep_free_bytes is exhaustion (an error, not the OOM killer) and changes nothing.
+TEST(StoreMemory, ChunksTheMachineCannotSpareAreExhaustionThatChangesNothing) {
+  StoreMemoryOptions o = options(0);
+  o.keep_free_bytes = kChunk;
+  std::atomic<std::size_t> machine{4 * kChunk};
+  StoreMemory* held = nullptr;  // the machine's memory less the store's chunks
+  o.available_memory = [&] { return machine.load() - static_cast<std::size_t>(held->stats(0).reserved_bytes); };
+  auto memory = test::store_memory(o);
+  held = memory.get();
+  std::vector<StoreSpan> spans;
+  try {
+    for (int i = 0; i < 100; ++i) spans.push_back(memory->allocate(0, 4096));
+    FAIL() << "the available memory was not checked";
+  } catch (const StoreMemoryExhausted& e) {
+    EXPECT_THAT(e.what(), HasSubstr("would leave less than 65536 of the 65536 bytes this machine has available"));
+  }
+  EXPECT_EQ(spans.size(), 48u);  // three chunks of 16: the fourth would leave nothing
+  for (std::size_t i = 0; i < spans.size(); ++i) std::memset(spans[i].data(), static_cast<int>(i), 4096);
+  const StoreMemoryStats before = memory->stats(0);
+  EXPECT_THROW(memory->allocate(0, kChunk), StoreMemoryExhausted);  // a large one too
+  const StoreMemoryStats after = memory->stats(0);
+  EXPECT_EQ(after.used_bytes, before.used_bytes);
+  EXPECT_EQ(after.reserved_bytes, before.reserved_bytes);
+  EXPECT_EQ(after.chunks, before.chunks);
+  for (std::size_t i = 0; i < spans.size(); ++i) EXPECT_EQ(spans[i].data()[4095], static_cast<std::byte>(i));
+  machine = 5 * kChunk;  // memory freed elsewhere: the store grows again
+  EXPECT_TRUE(memory->allocate(0, 4096));
+  EXPECT_EQ(memory->stats(0).chunks, before.chunks + 1);
 }
 
 TEST(StoreMemory, FailedRegistrationIsExhaustion) {

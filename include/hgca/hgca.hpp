@@ -166,10 +166,11 @@ struct Options {
   /// and kept ahead of need by a background thread. A multiple of 4096, at least 64 KiB.
   int64_t store_chunk_bytes = int64_t{32} << 20;
   /// At most this many bytes of store memory over all nodes (at least store_chunk_bytes); 0: no
-  /// limit, but a step whose store blocks for one layer and sequence exceed the memory this
-  /// process may use (the machine's, or its cgroup's limit) fails begin_step at once. A call that needs more fails with kOutOfMemory and loses no KV
-  /// entry. On the CUDA backend the host's copy of each window (window_blocks blocks per layer and
-  /// sequence) is store memory too; the host backend's windows are not.
+  /// limit of its own. Either way the store takes no chunk that would leave less than 1/32 of the
+  /// memory this process may use (at most 1 GiB) available (MemAvailable, or the cgroup's limit less
+  /// its usage). A call that needs more fails with kOutOfMemory and loses no KV entry. On the CUDA
+  /// backend the host's copy of each window (window_blocks blocks per layer and sequence) is store
+  /// memory too; the host backend's windows are not.
   int64_t store_limit_bytes = 0;
   /// How rows enter the store's blocks (see StoreWrites).
   StoreWrites store_writes = StoreWrites::kAuto;

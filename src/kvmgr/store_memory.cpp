@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -121,20 +123,73 @@ void StoreSpan::reset() noexcept {
 
 namespace {
 
+/// The directories of this process's memory cgroup (v2 at the mount's root and at its own path,
+/// v1's controller root) where they exist.
+std::vector<std::string> memory_cgroup_dirs() {
+  std::vector<std::string> dirs = {"/sys/fs/cgroup", "/sys/fs/cgroup/memory"};
+  std::ifstream self("/proc/self/cgroup");
+  for (std::string line; std::getline(self, line);) {
+    if (line.starts_with("0::") && line.size() > 4) dirs.push_back("/sys/fs/cgroup" + line.substr(3));
+  }
+  return dirs;
+}
+
+/// The first number in `file` (0 where it has none: "max" is no limit).
+unsigned long long read_number(const std::string& file) {
+  std::ifstream f(file);
+  unsigned long long v = 0;
+  return f >> v ? v : 0;
+}
+
+/// The value of `key` in a "key value" file (cgroup memory.stat); 0 where absent.
+unsigned long long read_key(const std::string& file, const std::string& key) {
+  std::ifstream f(file);
+  std::string k;
+  for (unsigned long long v = 0; f >> k >> v;) {
+    if (k == key) return v;
+  }
+  return 0;
+}
+
+/// A cgroup limit at or past this is v1's way of saying none.
+constexpr unsigned long long kNoCgroupLimit = 1ULL << 62;
+
 /// The memory this process may use: the machine's, or its cgroup's limit where lower (a
 /// container's memory.max, v2 or v1); 0 where unknown.
 std::size_t usable_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   std::size_t bytes = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
-  std::vector<std::string> files = {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"};
-  std::ifstream self("/proc/self/cgroup");
-  for (std::string line; std::getline(self, line);) {
-    if (line.starts_with("0::") && line.size() > 4) files.push_back("/sys/fs/cgroup" + line.substr(3) + "/memory.max");
+  for (const std::string& dir : memory_cgroup_dirs()) {
+    for (const char* name : {"/memory.max", "/memory.limit_in_bytes"}) {
+      const unsigned long long limit = read_number(dir + name);
+      if (limit > 0 && (bytes == 0 || limit < bytes)) bytes = static_cast<std::size_t>(limit);
+    }
   }
-  for (const std::string& file : files) {
-    std::ifstream f(file);
-    unsigned long long limit = 0;  // "max" does not parse: no limit there
-    if (f >> limit && limit > 0 && (bytes == 0 || limit < bytes)) bytes = static_cast<std::size_t>(limit);
+  return bytes;
+}
+
+/// The memory the process can still take without the kernel reclaiming what it cannot: the
+/// machine's MemAvailable, or its cgroup's limit less its usage (inactive page cache counted as
+/// free) where lower; SIZE_MAX where unknown.
+std::size_t available_memory_bytes() {
+  std::size_t bytes = SIZE_MAX;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  for (unsigned long long kib = 0; meminfo >> key >> kib;) {
+    if (key == "MemAvailable:") {
+      bytes = static_cast<std::size_t>(kib) * 1024;
+      break;
+    }
+    meminfo.ignore(256, '\n');  // the unit
+  }
+  for (const std::string& dir : memory_cgroup_dirs()) {
+    const bool v2 = read_number(dir + "/memory.max") > 0;
+    const unsigned long long limit = read_number(dir + (v2 ? "/memory.max" : "/memory.limit_in_bytes"));
+    if (limit == 0 || limit >= kNoCgroupLimit) continue;
+    const unsigned long long usage = read_number(dir + (v2 ? "/memory.current" : "/memory.usage_in_bytes"));
+    const unsigned long long cache = read_key(dir + "/memory.stat", v2 ? "inactive_file" : "total_inactive_file");
+    const unsigned long long used = usage > cache ? usage - cache : 0;
+    bytes = std::min<std::size_t>(bytes, limit > used ? static_cast<std::size_t>(limit - used) : 0);
   }
   return bytes;
 }
@@ -144,6 +199,8 @@ std::size_t usable_memory_bytes() {
 StoreMemory::StoreMemory(std::shared_ptr<const cpu::Topology> topology, StoreMemoryOptions options)
     : topology_(std::move(topology)), opt_(std::move(options)) {
   usable_bytes_ = usable_memory_bytes();
+  keep_free_bytes_ = opt_.keep_free_bytes > 0 ? opt_.keep_free_bytes
+                                               : std::min<std::size_t>(std::size_t{1} << 30, usable_bytes_ / 32);
   const uint64_t llc = topology_->last_level_cache_bytes();
   stream_above_ = static_cast<int64_t>(opt_.stream_above_bytes > 0 ? opt_.stream_above_bytes
                                        : llc > 0                    ? llc
@@ -319,6 +376,16 @@ std::unique_ptr<StoreChunk> StoreMemory::new_chunk(int node_index, std::size_t b
     std::lock_guard lock(mutex_);
     reserved_total_ -= bytes;
   };
+  // Past what the machine (or the cgroup) has available the kernel's OOM killer, not an error, would
+  // end the process. Chunks come with their pages (below), so the store's own are counted as used.
+  const std::size_t available = opt_.available_memory ? opt_.available_memory() : available_memory_bytes();
+  if (available < bytes + keep_free_bytes_) {
+    unreserve();
+    throw StoreMemoryExhausted(fmt::format(
+        "store memory: a chunk of {} bytes on NUMA node {} would leave less than {} of the {} bytes this machine "
+        "has available (MemAvailable, or its cgroup's limit less its usage); release sequences",
+        bytes, node_index, keep_free_bytes_, available));
+  }
   bool bound = false;
   void* p = cpu::node_alloc(*topology_, node_index, bytes, &bound);
   if (!p) {
@@ -339,9 +406,16 @@ std::unique_ptr<StoreChunk> StoreMemory::new_chunk(int node_index, std::size_t b
   chunk->node = node_index;
   chunk->bound = bound;
 #ifdef MADV_POPULATE_WRITE
-  // A chunk grown ahead comes with its pages: the step that fills it then pays no page faults
-  // (Linux ≥ 5.14; elsewhere the pages fault in on first touch, as before).
-  if (background) madvise(p, bytes, MADV_POPULATE_WRITE);
+  // Every chunk comes with its pages: the step that fills one then pays no page faults, and the
+  // check above sees the store's memory as used (Linux ≥ 5.14; elsewhere the pages fault in on
+  // first touch and the check counts only those touched).
+  if (madvise(p, bytes, MADV_POPULATE_WRITE) != 0 && errno != EINVAL) {
+    const int error = errno;
+    cpu::node_free(*topology_, p, bytes);
+    unreserve();
+    throw StoreMemoryExhausted(fmt::format("store memory: the OS could not give the pages of a chunk of {} bytes on "
+                                           "NUMA node {} ({})", bytes, node_index, std::strerror(error)));
+  }
 #endif
   if (opt_.registration.register_chunk) {
     if (!background) {

@@ -58,6 +58,12 @@ struct StoreMemoryOptions {
   /// several segments.
   std::size_t context_first_segment_bytes = std::size_t{16} << 10;
   ChunkRegistration registration;
+  /// No chunk is taken that would leave less memory available than this (0: 1/32 of the memory
+  /// this process may use, at most 1 GiB): the process's other allocations need room too.
+  std::size_t keep_free_bytes = 0;
+  /// The bytes the machine can still give this process, asked before each chunk (unset:
+  /// /proc/meminfo's MemAvailable and the cgroup's limit less its usage). Tests set it.
+  std::function<std::size_t()> available_memory;
 };
 
 /// Whether StoreMemory takes chunks of `bytes` (Options::store_chunk_bytes): a multiple of 4096,
@@ -195,6 +201,7 @@ class StoreMemory : public std::enable_shared_from_this<StoreMemory> {
   std::condition_variable idle_cv_;  // wait_idle waits for the background thread
   std::vector<std::unique_ptr<Node>> nodes_;
   std::size_t reserved_total_ = 0;  // bytes of chunks over all nodes, for limit_bytes
+  std::size_t keep_free_bytes_ = 0;  // StoreMemoryOptions::keep_free_bytes, resolved
   std::size_t usable_bytes_ = 0;   // the memory this process may use (0: unknown): no request may pass it
   std::atomic<int64_t> used_total_{0};  // stats' used_bytes over all nodes, read without the lock
   int64_t stream_above_ = 0;
