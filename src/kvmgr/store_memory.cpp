@@ -357,6 +357,15 @@ StoreSpan StoreMemory::allocate_large(int node_index, std::size_t bytes) {
 
 std::unique_ptr<StoreChunk> StoreMemory::new_chunk(int node_index, std::size_t bytes, bool background) {
   Node& n = node(node_index);
+  // Past what the machine (or the cgroup) has available the kernel's OOM killer, not an error, would
+  // end the process. Chunks come with their pages (below), so the store's own are counted as used.
+  const std::size_t available = opt_.available_memory ? opt_.available_memory() : available_memory_bytes();
+  if (available < bytes + keep_free_bytes_) {
+    throw StoreMemoryExhausted(fmt::format(
+        "store memory: a chunk of {} bytes on NUMA node {} would leave less than {} of the {} bytes this machine "
+        "has available (MemAvailable, or its cgroup's limit less its usage); release sequences",
+        bytes, node_index, keep_free_bytes_, available));
+  }
   {
     std::lock_guard lock(mutex_);
     if (!n.registration_error.empty()) {
@@ -376,16 +385,6 @@ std::unique_ptr<StoreChunk> StoreMemory::new_chunk(int node_index, std::size_t b
     std::lock_guard lock(mutex_);
     reserved_total_ -= bytes;
   };
-  // Past what the machine (or the cgroup) has available the kernel's OOM killer, not an error, would
-  // end the process. Chunks come with their pages (below), so the store's own are counted as used.
-  const std::size_t available = opt_.available_memory ? opt_.available_memory() : available_memory_bytes();
-  if (available < bytes + keep_free_bytes_) {
-    unreserve();
-    throw StoreMemoryExhausted(fmt::format(
-        "store memory: a chunk of {} bytes on NUMA node {} would leave less than {} of the {} bytes this machine "
-        "has available (MemAvailable, or its cgroup's limit less its usage); release sequences",
-        bytes, node_index, keep_free_bytes_, available));
-  }
   bool bound = false;
   void* p = cpu::node_alloc(*topology_, node_index, bytes, &bound);
   if (!p) {
