@@ -272,6 +272,23 @@ struct CudaSequence final : SequenceState {
 
 class CudaRuntime;
 
+/// The GPU's window has moved on without a call's new rows, so the host's copy of it no longer
+/// matches. Built without the heap: memory running out must not turn it into an error that clears
+/// itself, which would let the runtime go on with rows lost.
+class HostWindowBehind : public std::exception {
+ public:
+  HostWindowBehind(int32_t layer, const char* cause) noexcept {
+    const auto end = fmt::format_to_n(message_, sizeof(message_) - 1,
+                                      "layer {}: new rows could not enter the host's window ({}); the runtime "
+                                      "cannot go on (destroy it and create another)", layer, cause).out;
+    *end = '\0';
+  }
+  const char* what() const noexcept override { return message_; }
+
+ private:
+  char message_[320];
+};
+
 /// What the host functions of one attention call need; kept alive until they have run.
 struct CallJob {
   CudaRuntime* runtime = nullptr;
@@ -585,11 +602,7 @@ class CudaRuntime final : public RuntimeBase {
         } catch (const kvmgr::EvictedUnselected&) {
           throw;  // every row is in: reported once, and the runtime goes on
         } catch (const std::exception& e) {
-          // The GPU's window has moved on without these rows: the host's copy of it no longer
-          // matches, and an error that clears itself would let the runtime go on with rows lost.
-          throw std::runtime_error(fmt::format("layer {}: new rows could not enter the host's window ({}); the "
-                                               "runtime cannot go on (destroy it and create another)",
-                                               job.layer, e.what()));
+          throw HostWindowBehind(job.layer, e.what());
         }
       });
     };
@@ -686,19 +699,27 @@ class CudaRuntime final : public RuntimeBase {
 
   /// Runs `f`, a part of a call's host side, keeping its error for the next call to report.
   /// `fatal`: a failure leaves the call's output wrong, so it stays (kInternal), even memory
-  /// running out.
+  /// running out. Throws nothing: it runs in host functions, where an exception would terminate.
   template <typename F>
-  void run_async(const char* what, F&& f, bool fatal = false) const {
-    Status s = guarded(nullptr, [&]() -> Status {
-      f();
-      return Status::ok();
-    });
-    if (s) return;
-    if (fatal) {
-      s = Status(StatusCode::kInternal, s.message() + "; that call's output is wrong, and the runtime cannot go "
-                                                      "on (destroy it and create another)");
+  void run_async(const char* what, F&& f, bool fatal = false) const noexcept {
+    StatusCode code = StatusCode::kInternal;  // until known: an error whose kind was lost must stay
+    try {
+      Status s = guarded(nullptr, [&]() -> Status {
+        f();
+        return Status::ok();
+      });
+      if (s) return;
+      code = fatal ? StatusCode::kInternal : s.code();
+      if (fatal) {
+        s = Status(code, s.message() + "; that call's output is wrong, and the runtime cannot go on (destroy it "
+                                       "and create another)");
+      }
+      report_later(Status(code, fmt::format("{} failed: {}", what, s.message())));
+    } catch (const std::bad_alloc&) {
+      // No memory even for the message: the error stands with one that takes none (std::string
+      // keeps up to 15 characters in place).
+      report_later(Status(code, "out of memory"));
     }
-    report_later(Status(s.code(), fmt::format("{} failed: {}", what, s.message())));
   }
 
   std::byte* ring_ptr(int kv, int32_t layer, int32_t ring) const {

@@ -8,16 +8,19 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <random>
+#include <string>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include "cpu/pool.hpp"
 #include "hgca/hgca.hpp"
+#include "kvmgr/machine_memory.hpp"
 #include "kvmgr/store.hpp"
 #include "kvmgr/store_memory.hpp"
 #include "reference/reference.hpp"
@@ -317,6 +320,31 @@ TEST(StoreMemory, ByteLimitIsExhaustionThatChangesNothing) {
   EXPECT_EQ(after.chunks, before.chunks);
   spans.pop_back();
   EXPECT_TRUE(memory->allocate(0, 4096));  // a freed slot serves again
+}
+
+// The figures the store's check reads agree with the kernel's own (/proc/meminfo read here).
+TEST(MachineMemory, FiguresAgreeWithTheKernel) {
+  const kvmgr::MachineMemory machine;
+  std::ifstream meminfo("/proc/meminfo");
+  std::map<std::string, double> kib;
+  std::string key;
+  for (double v = 0; meminfo >> key >> v;) {
+    kib[key] = v;
+    meminfo.ignore(256, '\n');
+  }
+  ASSERT_TRUE(kib.contains("MemAvailable:")) << "no MemAvailable in /proc/meminfo";
+  const double usable = static_cast<double>(machine.usable_bytes());
+  const double available = static_cast<double>(machine.available_bytes());
+  const double mem_available = kib["MemAvailable:"] * 1024;
+  EXPECT_GT(usable, 0.0);
+  EXPECT_LE(usable, kib["MemTotal:"] * 1024 + 1);  // the machine's, or a cgroup's lower limit
+  EXPECT_GT(available, 0.0);
+  EXPECT_LE(available, usable);
+  // The same MemAvailable (it moves between the two reads), unless a cgroup's limit is lower.
+  EXPECT_LE(available, mem_available + (64 << 20));
+  if (usable >= kib["MemTotal:"] * 1024 - 4096) {
+    EXPECT_NEAR(available, mem_available, 64 << 20);
+  }
 }
 
 // Without a byte limit the machine's available memory bounds the store: a chunk that would leave less

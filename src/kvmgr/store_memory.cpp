@@ -11,7 +11,6 @@
 #include <cassert>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -121,84 +120,9 @@ void StoreSpan::reset() noexcept {
 
 // ---- StoreMemory ----
 
-namespace {
-
-/// The directories of this process's memory cgroup (v2 at the mount's root and at its own path,
-/// v1's controller root) where they exist.
-std::vector<std::string> memory_cgroup_dirs() {
-  std::vector<std::string> dirs = {"/sys/fs/cgroup", "/sys/fs/cgroup/memory"};
-  std::ifstream self("/proc/self/cgroup");
-  for (std::string line; std::getline(self, line);) {
-    if (line.starts_with("0::") && line.size() > 4) dirs.push_back("/sys/fs/cgroup" + line.substr(3));
-  }
-  return dirs;
-}
-
-/// The first number in `file` (0 where it has none: "max" is no limit).
-unsigned long long read_number(const std::string& file) {
-  std::ifstream f(file);
-  unsigned long long v = 0;
-  return f >> v ? v : 0;
-}
-
-/// The value of `key` in a "key value" file (cgroup memory.stat); 0 where absent.
-unsigned long long read_key(const std::string& file, const std::string& key) {
-  std::ifstream f(file);
-  std::string k;
-  for (unsigned long long v = 0; f >> k >> v;) {
-    if (k == key) return v;
-  }
-  return 0;
-}
-
-/// A cgroup limit at or past this is v1's way of saying none.
-constexpr unsigned long long kNoCgroupLimit = 1ULL << 62;
-
-/// The memory this process may use: the machine's, or its cgroup's limit where lower (a
-/// container's memory.max, v2 or v1); 0 where unknown.
-std::size_t usable_memory_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  std::size_t bytes = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
-  for (const std::string& dir : memory_cgroup_dirs()) {
-    for (const char* name : {"/memory.max", "/memory.limit_in_bytes"}) {
-      const unsigned long long limit = read_number(dir + name);
-      if (limit > 0 && (bytes == 0 || limit < bytes)) bytes = static_cast<std::size_t>(limit);
-    }
-  }
-  return bytes;
-}
-
-/// The memory the process can still take without the kernel reclaiming what it cannot: the
-/// machine's MemAvailable, or its cgroup's limit less its usage (inactive page cache counted as
-/// free) where lower; SIZE_MAX where unknown.
-std::size_t available_memory_bytes() {
-  std::size_t bytes = SIZE_MAX;
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  for (unsigned long long kib = 0; meminfo >> key >> kib;) {
-    if (key == "MemAvailable:") {
-      bytes = static_cast<std::size_t>(kib) * 1024;
-      break;
-    }
-    meminfo.ignore(256, '\n');  // the unit
-  }
-  for (const std::string& dir : memory_cgroup_dirs()) {
-    const bool v2 = read_number(dir + "/memory.max") > 0;
-    const unsigned long long limit = read_number(dir + (v2 ? "/memory.max" : "/memory.limit_in_bytes"));
-    if (limit == 0 || limit >= kNoCgroupLimit) continue;
-    const unsigned long long usage = read_number(dir + (v2 ? "/memory.current" : "/memory.usage_in_bytes"));
-    const unsigned long long cache = read_key(dir + "/memory.stat", v2 ? "inactive_file" : "total_inactive_file");
-    const unsigned long long used = usage > cache ? usage - cache : 0;
-    bytes = std::min<std::size_t>(bytes, limit > used ? static_cast<std::size_t>(limit - used) : 0);
-  }
-  return bytes;
-}
-
-}  // namespace
-
 StoreMemory::StoreMemory(std::shared_ptr<const cpu::Topology> topology, StoreMemoryOptions options)
     : topology_(std::move(topology)), opt_(std::move(options)) {
-  usable_bytes_ = usable_memory_bytes();
+  usable_bytes_ = machine_memory_.usable_bytes();
   keep_free_bytes_ = opt_.keep_free_bytes > 0 ? opt_.keep_free_bytes
                                                : std::min<std::size_t>(std::size_t{1} << 30, usable_bytes_ / 32);
   const uint64_t llc = topology_->last_level_cache_bytes();
@@ -359,7 +283,7 @@ std::unique_ptr<StoreChunk> StoreMemory::new_chunk(int node_index, std::size_t b
   Node& n = node(node_index);
   // Past what the machine (or the cgroup) has available the kernel's OOM killer, not an error, would
   // end the process. Chunks come with their pages (below), so the store's own are counted as used.
-  const std::size_t available = opt_.available_memory ? opt_.available_memory() : available_memory_bytes();
+  const std::size_t available = opt_.available_memory ? opt_.available_memory() : machine_memory_.available_bytes();
   if (available < bytes + keep_free_bytes_) {
     throw StoreMemoryExhausted(fmt::format(
         "store memory: a chunk of {} bytes on NUMA node {} would leave less than {} of the {} bytes this machine "

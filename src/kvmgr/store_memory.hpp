@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "hgca/hgca.hpp"
+#include "kvmgr/machine_memory.hpp"
 
 namespace hgca::cpu {
 class Topology;
@@ -201,6 +202,7 @@ class StoreMemory : public std::enable_shared_from_this<StoreMemory> {
   std::condition_variable idle_cv_;  // wait_idle waits for the background thread
   std::vector<std::unique_ptr<Node>> nodes_;
   std::size_t reserved_total_ = 0;  // bytes of chunks over all nodes, for limit_bytes
+  MachineMemory machine_memory_;
   std::size_t keep_free_bytes_ = 0;  // StoreMemoryOptions::keep_free_bytes, resolved
   std::size_t usable_bytes_ = 0;   // the memory this process may use (0: unknown): no request may pass it
   std::atomic<int64_t> used_total_{0};  // stats' used_bytes over all nodes, read without the lock

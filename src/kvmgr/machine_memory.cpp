@@ -1,0 +1,104 @@
+// MachineMemory (see machine_memory.hpp): /proc/meminfo and the cgroup's files, read into a buffer
+// on the stack.
+#include "kvmgr/machine_memory.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace hgca::kvmgr {
+
+namespace {
+
+/// A cgroup limit at or past this is v1's way of saying none.
+constexpr unsigned long long kNoCgroupLimit = 1ULL << 62;
+
+/// The file's first buf.size() bytes; empty where it cannot be read.
+template <std::size_t N>
+std::string_view read_file(const char* path, std::array<char, N>& buf) noexcept {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::size_t n = 0;
+  for (ssize_t r = 0; n < N && (r = ::read(fd, buf.data() + n, N - n)) > 0;) n += static_cast<std::size_t>(r);
+  ::close(fd);
+  return {buf.data(), n};
+}
+
+/// The number after `key` where `key` starts a line, or the text's first number (key empty);
+/// nullopt where there is none ("max": no limit).
+std::optional<unsigned long long> number_after(std::string_view text, std::string_view key) noexcept {
+  std::size_t at = 0;
+  if (!key.empty()) {
+    at = text.find(key);
+    while (at != std::string_view::npos && at > 0 && text[at - 1] != '\n') at = text.find(key, at + 1);
+    if (at == std::string_view::npos) return std::nullopt;
+    at += key.size();
+  }
+  while (at < text.size() && text[at] == ' ') ++at;
+  unsigned long long v = 0;
+  const auto [end, ec] = std::from_chars(text.data() + at, text.data() + text.size(), v);
+  if (ec != std::errc{}) return std::nullopt;
+  return v;
+}
+
+std::optional<unsigned long long> file_number(const char* path, std::string_view key = {}) noexcept {
+  std::array<char, 8192> buf;  // memory.stat and /proc/meminfo take 1-2 KiB
+  return number_after(read_file(path, buf), key);
+}
+
+bool exists(const std::string& path) { return ::access(path.c_str(), R_OK) == 0; }
+
+}  // namespace
+
+MachineMemory::MachineMemory() {
+  // v1's controller mount, v2's root, and v2's own path ("0::/path" in /proc/self/cgroup).
+  std::vector<std::string> dirs = {"/sys/fs/cgroup/memory", "/sys/fs/cgroup"};
+  std::array<char, 4096> buf;
+  std::string_view self = read_file("/proc/self/cgroup", buf);
+  for (std::size_t at = 0; at < self.size();) {
+    const std::size_t end = std::min(self.find('\n', at), self.size());
+    const std::string_view line = self.substr(at, end - at);
+    if (line.starts_with("0::") && line.size() > 4) dirs.push_back("/sys/fs/cgroup" + std::string(line.substr(3)));
+    at = end + 1;
+  }
+  for (const std::string& dir : dirs) {
+    if (exists(dir + "/memory.max")) {
+      cgroups_.push_back({dir + "/memory.max", dir + "/memory.current", dir + "/memory.stat", "inactive_file"});
+    } else if (exists(dir + "/memory.limit_in_bytes")) {
+      cgroups_.push_back({dir + "/memory.limit_in_bytes", dir + "/memory.usage_in_bytes", dir + "/memory.stat",
+                          "total_inactive_file"});
+    }
+  }
+}
+
+std::size_t MachineMemory::usable_bytes() const {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  std::size_t bytes = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
+  for (const Cgroup& c : cgroups_) {
+    const unsigned long long limit = file_number(c.limit.c_str()).value_or(0);
+    if (limit > 0 && limit < kNoCgroupLimit && (bytes == 0 || limit < bytes)) bytes = static_cast<std::size_t>(limit);
+  }
+  return bytes;
+}
+
+std::size_t MachineMemory::available_bytes() const noexcept {
+  std::size_t bytes = SIZE_MAX;
+  if (const auto kib = file_number("/proc/meminfo", "MemAvailable:")) bytes = static_cast<std::size_t>(*kib) * 1024;
+  for (const Cgroup& c : cgroups_) {
+    const unsigned long long limit = file_number(c.limit.c_str()).value_or(0);
+    if (limit == 0 || limit >= kNoCgroupLimit) continue;
+    const unsigned long long usage = file_number(c.usage.c_str()).value_or(0);
+    const unsigned long long cache = file_number(c.stat.c_str(), c.inactive_file_key).value_or(0);
+    const unsigned long long used = usage > cache ? usage - cache : 0;
+    bytes = std::min<std::size_t>(bytes, limit > used ? static_cast<std::size_t>(limit - used) : 0);
+  }
+  return bytes;
+}
+
+}  // namespace hgca::kvmgr
