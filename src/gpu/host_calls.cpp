@@ -62,6 +62,11 @@ Status HostCalls::create(HostHandoff mode, std::unique_ptr<HostCalls>* out, uint
   hc->capacity_ = slots;
   hc->entries_.resize(slots);
   hc->served_.assign(slots, false);
+  // Room for every slot in each list: launch and the thread then never allocate. Memory running
+  // out there would leave a stream waiting on a slot no one watches, or end the thread.
+  hc->free_.reserve(slots);
+  hc->active_.reserve(slots);
+  hc->watched_.reserve(slots);
   for (uint32_t i = slots; i-- > 0;) {
     hc->slots_[i] = {};
     hc->free_.push_back(i);
