@@ -3,8 +3,9 @@
 //
 // CLI11 alone reports a value it cannot convert as "Could not convert: --threads = abc" (no word of
 // what was expected), refuses "1.5" for an integer flag as "not in range", truncates or saturates
-// some values, and exits 104–109. Every numeric flag of ours takes one of these validators instead,
-// which run on the text before CLI11 converts it.
+// some values, reads "010" as octal, and exits 104–109. Every numeric flag of ours takes one of these
+// validators instead, which run on the text before CLI11 converts it and hand it on in plain
+// decimal. Attach them with ->transform(): ->check() gives a validator a copy of the text.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -29,7 +30,10 @@ CLI::Validator integer_in(T lo, T hi, std::string description) {
       [lo, hi](std::string& in) -> std::string {
         T v{};
         const auto [end, ec] = std::from_chars(in.data(), in.data() + in.size(), v);
-        if (ec == std::errc{} && end == in.data() + in.size() && v >= lo && v <= hi) return {};
+        if (ec == std::errc{} && end == in.data() + in.size() && v >= lo && v <= hi) {
+          in = fmt::format("{}", v);  // as read: CLI11 would take a leading 0 as octal ("010" as 8)
+          return {};
+        }
         // Bounds that are only T's limits say little about what is no integer at all ("1.5").
         const std::size_t first_digit = in.starts_with('-') ? 1 : 0;
         const bool integral = in.size() > first_digit && in.find_first_not_of("0123456789", first_digit) == std::string::npos;
@@ -60,7 +64,10 @@ inline CLI::Validator number_in(double lo, double hi) {
       [lo, hi, expected](std::string& in) -> std::string {
         double v = 0;
         const auto [end, ec] = std::from_chars(in.data(), in.data() + in.size(), v);
-        if (ec == std::errc{} && end == in.data() + in.size() && std::isfinite(v) && v >= lo && v <= hi) return {};
+        if (ec == std::errc{} && end == in.data() + in.size() && std::isfinite(v) && v >= lo && v <= hi) {
+          in = fmt::format("{}", v);  // as read, shortest exact form (CLI11 would read "0x10" as hex)
+          return {};
+        }
         return fmt::format("expected {}, got {}", expected, in);
       },
       std::isinf(lo) && std::isinf(hi) ? std::string() : fmt::format("in [{}, {}]", lo, hi));

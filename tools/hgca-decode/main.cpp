@@ -546,7 +546,7 @@ int main(int argc, char** argv) {
                         ->check(CLI::ExistingFile)->group(model_group);
   auto* prompt = app.add_option("--prompt", cli.prompt, "prompt text (default: empty, BOS only)")->group(model_group);
   auto* steps = app.add_option("--steps", cli.steps, "positions to run, prompt included; 0 or more than the model's "
-                               "seq_len means seq_len")->capture_default_str()->check(non_negative)
+                               "seq_len means seq_len")->capture_default_str()->transform(non_negative)
                     ->group(model_group);
   auto* compare = app.add_flag("--compare-exact", cli.compare_exact, "also run exact attention teacher-forced on the "
                                "generated tokens and report top-1 agreement, mean KL(exact || hybrid) and both "
@@ -557,20 +557,20 @@ int main(int argc, char** argv) {
   const std::string method_group = "Method (HGCA; defaults are hgca::Options')";
   hgca::Options& o = cli.options;
   app.add_option("--alpha", o.alpha, "MAW update rate: maw <- (1 - alpha) maw + alpha a")->capture_default_str()
-      ->check(hgca::tools::number())->group(method_group);
+      ->transform(hgca::tools::number())->group(method_group);
   app.add_option("--beta", o.beta, "selection threshold: a store entry joins the context set when maw > beta / "
-                 "n_ref; 0 keeps everything (exact)")->capture_default_str()->check(hgca::tools::number())->group(method_group);
+                 "n_ref; 0 keeps everything (exact)")->capture_default_str()->transform(hgca::tools::number())->group(method_group);
   auto* window_blocks = app.add_option("--window-blocks", o.window_blocks, "window length in blocks (the synthetic "
-                                       "workload defaults to 8)")->capture_default_str()->check(int32)->group(method_group);
+                                       "workload defaults to 8)")->capture_default_str()->transform(int32)->group(method_group);
   app.add_option("--block-tokens", o.block_tokens, "tokens per block, the eviction granularity")
-      ->capture_default_str()->check(int32)->group(method_group);
+      ->capture_default_str()->transform(int32)->group(method_group);
   app.add_option("--min-keep", o.min_keep, "store entries kept per KV head even when none passes the threshold")
-      ->capture_default_str()->check(int32)->group(method_group);
+      ->capture_default_str()->transform(int32)->group(method_group);
   app.add_option("--reeval-min-tokens", o.reeval_min_tokens, "an append of at least this many tokens re-selects "
-                 "the store")->capture_default_str()->check(int32)->group(method_group);
+                 "the store")->capture_default_str()->transform(int32)->group(method_group);
   app.add_option("--heads-per-task", o.heads_per_task, "HGCA 3.3's merged heads: each run of this many adjacent KV "
                  "heads has its context sets padded to equal length (1: no padding)")
-      ->capture_default_str()->check(int32)->group(method_group);
+      ->capture_default_str()->transform(int32)->group(method_group);
 
   const std::string exec_group = "Execution";
   app.add_option("--dtype", cli.dtype, "element type of q, k, v and the KV cache (default: f32 with --model, bf16 "
@@ -579,7 +579,7 @@ int main(int argc, char** argv) {
                  "device memory, asynchronous), host (all on the CPU), auto (cuda when this build has CUDA and "
                  "a GPU is usable, else host)")->capture_default_str()
       ->check(CLI::IsMember({"auto", "host", "cuda"}))->group(exec_group);
-  app.add_option("--threads", o.threads, "CPU worker threads, 0 = all cores")->capture_default_str()->check(non_negative)
+  app.add_option("--threads", o.threads, "CPU worker threads, 0 = all cores")->capture_default_str()->transform(non_negative)
       ->group(exec_group);
   app.add_option("--cuda-wait", cli.cuda_wait, "how this process's threads wait for the GPU (CUDA's device schedule "
                  "flag): auto (CUDA's choice: spin while cores outnumber contexts), spin, yield, blocking (sleep "
@@ -600,7 +600,7 @@ int main(int argc, char** argv) {
   app.add_option("--staging-mib", cli.staging_mib, "the CUDA backend's pinned staging of new K/V rows (FlashD2H), "
                  "in MiB: the layers' calls share as many slots as this holds at the largest call (at least 4, at "
                  "most 2 per layer, never exactly 1 per layer); staging beyond the CPU's last-level cache slows the scatter")
-      ->capture_default_str()->check(positive)->group(exec_group);
+      ->capture_default_str()->transform(positive)->group(exec_group);
   app.add_flag("--deterministic", o.deterministic, "re-evaluations publish before the next call (reproducible runs)")
       ->group(exec_group);
   app.add_flag("--json", cli.json, "print the summary as one JSON object on stdout")->group(exec_group);
@@ -608,18 +608,18 @@ int main(int argc, char** argv) {
   const std::string synth_group = "Synthetic workload (without --model)";
   hgca::decode::SyntheticWorkload& w = cli.synthetic;
   std::vector<CLI::Option*> synthetic_opts = {
-      app.add_option("--layers", cli.layers, "attention layers")->capture_default_str()->check(positive),
-      app.add_option("--q-heads", cli.q_heads, "query heads")->capture_default_str()->check(positive),
-      app.add_option("--kv-heads", cli.kv_heads, "KV heads")->capture_default_str()->check(positive),
-      app.add_option("--head-dim", cli.head_dim, "head dim")->capture_default_str()->check(positive),
-      app.add_option("--batch", w.batch, "sequences per step")->capture_default_str()->check(positive),
+      app.add_option("--layers", cli.layers, "attention layers")->capture_default_str()->transform(positive),
+      app.add_option("--q-heads", cli.q_heads, "query heads")->capture_default_str()->transform(positive),
+      app.add_option("--kv-heads", cli.kv_heads, "KV heads")->capture_default_str()->transform(positive),
+      app.add_option("--head-dim", cli.head_dim, "head dim")->capture_default_str()->transform(positive),
+      app.add_option("--batch", w.batch, "sequences per step")->capture_default_str()->transform(positive),
       app.add_option("--context", w.context, "prompt tokens per sequence")->capture_default_str()
-          ->check(positive),
+          ->transform(positive),
       app.add_option("--chunk", w.chunk, "tokens per prefill (append) step")->capture_default_str()
-          ->check(positive),
+          ->transform(positive),
       app.add_option("--decode-steps", w.decode_steps, "decode steps after the prefill")->capture_default_str()
-          ->check(non_negative),
-      app.add_option("--seed", w.seed, "seed of the synthetic q, k, v")->capture_default_str()->check(hgca::tools::integer<uint64_t>()),
+          ->transform(non_negative),
+      app.add_option("--seed", w.seed, "seed of the synthetic q, k, v")->capture_default_str()->transform(hgca::tools::integer<uint64_t>()),
   };
   for (auto* opt : synthetic_opts) opt->group(synth_group);
 

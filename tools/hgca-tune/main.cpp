@@ -482,33 +482,33 @@ int main(int argc, char** argv) {
   const int32_t int_max = std::numeric_limits<int32_t>::max();
   const auto positive = hgca::tools::integer_in<int32_t>(1, int_max);
   const auto non_negative = hgca::tools::integer_in<int32_t>(0, int_max);
-  app.add_option("--q-heads", cli.shape.q_heads, "query heads Hq")->capture_default_str()->check(positive);
-  app.add_option("--kv-heads", cli.shape.kv_heads, "KV heads Hkv (divides Hq)")->capture_default_str()->check(positive);
-  app.add_option("--head-dim", cli.shape.head_dim, "head dim D (a multiple of 8 from 8 to 256)")->capture_default_str()->check(hgca::tools::integer_in<int32_t>(8, 256));
+  app.add_option("--q-heads", cli.shape.q_heads, "query heads Hq")->capture_default_str()->transform(positive);
+  app.add_option("--kv-heads", cli.shape.kv_heads, "KV heads Hkv (divides Hq)")->capture_default_str()->transform(positive);
+  app.add_option("--head-dim", cli.shape.head_dim, "head dim D (a multiple of 8 from 8 to 256)")->capture_default_str()->transform(hgca::tools::integer_in<int32_t>(8, 256));
   app.add_option("--dtype", cli.dtype, "KV dtype: bf16, f16 (or fp16) or f32 (or fp32)")->capture_default_str();
   app.add_option("--context", cli.shape.context, "store tokens per sequence")->capture_default_str()
-      ->check(hgca::tools::integer_in<int64_t>(1, int64_t{1} << 40));
+      ->transform(hgca::tools::integer_in<int64_t>(1, int64_t{1} << 40));
   app.add_option("--selected-fraction", cli.shape.selected_fraction,
                  "mean fraction of the store selected per KV head (per-head spread 0.25-1.75x)")
-      ->capture_default_str()->check(hgca::tools::number_in(1e-6, 1.0));
-  app.add_option("--batch", cli.shape.batch, "sequences per step")->capture_default_str()->check(positive);
+      ->capture_default_str()->transform(hgca::tools::number_in(1e-6, 1.0));
+  app.add_option("--batch", cli.shape.batch, "sequences per step")->capture_default_str()->transform(positive);
   app.add_flag("--quick", cli.quick, "a short sweep (under a minute on 2 cores)");
   app.add_flag("--json", cli.json, "print one JSON object on stdout instead of the tables");
   app.add_option("--out", cli.out, "write the best configuration here (the JSON hgca::load_options_json and HGCA_CONFIG read)");
   app.add_option("--svg", cli.svg, "write a plot of bandwidth against threads here (SVG)");
   app.add_option("--threads", cli.threads, "threads per node to sweep, as 1 2 4 or 1,2,4 (default: 1, 2, 4, …, three quarters of the cores from 12 on, every core "
-                 "and every hardware thread; quick: 1 and every core)")->check(positive)->delimiter(',');
+                 "and every hardware thread; quick: 1 and every core)")->transform(positive)->delimiter(',');
   app.add_option("--max-packed-heads", cli.max_packed_heads,
                  "most small (sequence, KV head) items packed into one task, to sweep; 0 = as many as fit in the split "
-                 "(default 0 1 2 4 8, quick 0 1)")->check(non_negative)->delimiter(',');
+                 "(default 0 1 2 4 8, quick 0 1)")->transform(non_negative)->delimiter(',');
   app.add_option("--kv-split", cli.kv_split, "KV split sizes in tokens to sweep, 0 = the engine chooses (default 0 512 2048 8192, quick 0 2048)")
-      ->check(non_negative)->delimiter(',');
+      ->transform(non_negative)->delimiter(',');
   app.add_option("--placement", cli.placements, "placements to sweep: auto balanced gpu_local (default: all that differ here)")->delimiter(',');
   app.add_option("--working-set-mb", cli.working_set_mb,
                  "bytes each measurement streams over, in MiB, at least 1 (default 4x the last-level cache, quick "
                  "2x, and at least 256; a set the caches hold measures the caches, not DRAM)")
-      ->check(hgca::tools::number_in(1.0, double(1 << 30)));
-  app.add_option("--repeats", cli.repeats, "timed runs per point (default 9, quick 5)")->check(hgca::tools::integer_in<int32_t>(1, 100000));
+      ->transform(hgca::tools::number_in(1.0, double(1 << 30)));
+  app.add_option("--repeats", cli.repeats, "timed runs per point (default 9, quick 5)")->transform(hgca::tools::integer_in<int32_t>(1, 100000));
   app.add_option("--gpu-pci-bus-id", cli.gpu_pci_bus_id, "the GPU whose node to prefer (default: the first NVIDIA GPU hwloc finds)");
   app.add_option("--gpu-cpus", cli.gpu_cpus, "the GPU's local CPUs as a list (\"0-15\"), where hwloc cannot see the GPU");
   if (const auto status = hgca::tools::parse(app, argc, argv)) return *status;
