@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <fstream>
+#include <latch>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -362,7 +363,7 @@ TEST(StoreMemory, ChunksTheMachineCannotSpareAreExhaustionThatChangesNothing) {
     for (int i = 0; i < 100; ++i) spans.push_back(memory->allocate(0, 4096));
     FAIL() << "the available memory was not checked";
   } catch (const StoreMemoryExhausted& e) {
-    EXPECT_THAT(e.what(), HasSubstr("would leave less than 65536 of the 65536 bytes this machine has available"));
+    EXPECT_THAT(e.what(), HasSubstr("(with 0 more being taken) would leave less than 65536 of the 65536 bytes this process can still take"));
   }
   EXPECT_EQ(spans.size(), 48u);  // three chunks of 16: the fourth would leave nothing
   for (std::size_t i = 0; i < spans.size(); ++i) std::memset(spans[i].data(), static_cast<int>(i), 4096);
@@ -376,6 +377,35 @@ TEST(StoreMemory, ChunksTheMachineCannotSpareAreExhaustionThatChangesNothing) {
   machine = 5 * kChunk;  // memory freed elsewhere: the store grows again
   EXPECT_TRUE(memory->allocate(0, 4096));
   EXPECT_EQ(memory->stats(0).chunks, before.chunks + 1);
+}
+
+// Two threads taking chunks at once: each counts the other's, whose pages are not in yet.
+TEST(StoreMemory, ChunksTakenAtOnceCountEachOther) {
+  StoreMemoryOptions o = options(0);
+  o.keep_free_bytes = kChunk;
+  std::atomic<int> calls{0};
+  std::latch both(2);
+  o.available_memory = [&] {
+    if (calls.fetch_add(1) < 2) both.arrive_and_wait();  // both threads have read the figure
+    return 2 * kChunk + kChunk / 2;  // room for one chunk beside keep_free, not two
+  };
+  auto memory = test::store_memory(o);
+  std::atomic<int> taken{0}, refused{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&] {
+      try {
+        StoreSpan s = memory->allocate(0, kChunk);  // a chunk of its own each
+        taken += s ? 1 : 0;
+      } catch (const StoreMemoryExhausted& e) {
+        EXPECT_THAT(e.what(), HasSubstr("(with 65536 more being taken)"));
+        ++refused;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(taken.load(), 1);
+  EXPECT_EQ(refused.load(), 1);
 }
 
 TEST(StoreMemory, FailedRegistrationIsExhaustion) {

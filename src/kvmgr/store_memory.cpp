@@ -282,13 +282,20 @@ StoreSpan StoreMemory::allocate_large(int node_index, std::size_t bytes) {
 std::unique_ptr<StoreChunk> StoreMemory::new_chunk(int node_index, std::size_t bytes, bool background) {
   Node& n = node(node_index);
   // Past what the machine (or the cgroup) has available the kernel's OOM killer, not an error, would
-  // end the process. Chunks come with their pages (below), so the store's own are counted as used.
+  // end the process. Chunks come with their pages (below), so the store's own count as used; those
+  // other threads are taking meanwhile count until their pages are in.
+  struct Unpopulated {
+    std::atomic<std::size_t>& total;
+    std::size_t bytes;
+    ~Unpopulated() { total.fetch_sub(bytes); }
+  } unpopulated{unpopulated_bytes_, bytes};
+  const std::size_t pending = unpopulated_bytes_.fetch_add(bytes) + bytes;
   const std::size_t available = opt_.available_memory ? opt_.available_memory() : machine_memory_.available_bytes();
-  if (available < bytes + keep_free_bytes_) {
+  if (available < pending + keep_free_bytes_) {
     throw StoreMemoryExhausted(fmt::format(
-        "store memory: a chunk of {} bytes on NUMA node {} would leave less than {} of the {} bytes this machine "
-        "has available (MemAvailable, or its cgroup's limit less its usage); release sequences",
-        bytes, node_index, keep_free_bytes_, available));
+        "store memory: a chunk of {} bytes on NUMA node {} (with {} more being taken) would leave less than {} of "
+        "the {} bytes this process can still take (MemAvailable, or its cgroup's limit less its usage); release "
+        "sequences", bytes, node_index, pending - bytes, keep_free_bytes_, available));
   }
   {
     std::lock_guard lock(mutex_);

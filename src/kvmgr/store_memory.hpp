@@ -203,6 +203,7 @@ class StoreMemory : public std::enable_shared_from_this<StoreMemory> {
   std::vector<std::unique_ptr<Node>> nodes_;
   std::size_t reserved_total_ = 0;  // bytes of chunks over all nodes, for limit_bytes
   MachineMemory machine_memory_;
+  std::atomic<std::size_t> unpopulated_bytes_{0};  // of chunks checked against it, pages not yet in
   std::size_t keep_free_bytes_ = 0;  // StoreMemoryOptions::keep_free_bytes, resolved
   std::size_t usable_bytes_ = 0;   // the memory this process may use (0: unknown): no request may pass it
   std::atomic<int64_t> used_total_{0};  // stats' used_bytes over all nodes, read without the lock
