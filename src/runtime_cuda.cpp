@@ -278,10 +278,21 @@ class CudaRuntime;
 class HostWindowBehind : public std::exception {
  public:
   HostWindowBehind(int32_t layer, const char* cause) noexcept {
-    const auto end = fmt::format_to_n(message_, sizeof(message_) - 1,
-                                      "layer {}: new rows could not enter the host's window ({}); the runtime "
-                                      "cannot go on (destroy it and create another)", layer, cause).out;
-    *end = '\0';
+    // What to do first: a long cause is what gets cut, at a character's start.
+    const auto r = fmt::format_to_n(message_, sizeof(message_) - 1, "layer {}: new rows could not enter the host's "
+                                    "window, and the runtime cannot go on (destroy it and create another): {}",
+                                    layer, cause);
+    auto n = static_cast<std::size_t>(r.out - message_);
+    if (r.size > n) {  // cut: drop a character whose bytes did not all fit
+      std::size_t lead = n;
+      while (lead > 0 && n - lead < 4 && (static_cast<unsigned char>(message_[lead - 1]) & 0xC0) == 0x80) --lead;
+      if (lead > 0) {
+        const auto c = static_cast<unsigned char>(message_[--lead]);
+        const std::size_t length = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+        if (lead + length > n) n = lead;
+      }
+    }
+    message_[n] = '\0';
   }
   const char* what() const noexcept override { return message_; }
 
@@ -705,7 +716,12 @@ class CudaRuntime final : public RuntimeBase {
     StatusCode code = StatusCode::kInternal;  // until known: an error whose kind was lost must stay
     try {
       Status s = guarded(nullptr, [&]() -> Status {
-        f();
+        try {
+          f();
+        } catch (const std::bad_alloc&) {
+          if (!fatal) code = StatusCode::kOutOfMemory;  // known before its message is made
+          throw;
+        }
         return Status::ok();
       });
       if (s) return;
