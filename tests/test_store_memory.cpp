@@ -3,11 +3,13 @@
 // runtime on top of it: running out of memory changes nothing and loses no entry.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <latch>
 #include <limits>
@@ -346,6 +348,49 @@ TEST(MachineMemory, FiguresAgreeWithTheKernel) {
   if (usable >= kib["MemTotal:"] * 1024 - 4096) {
     EXPECT_NEAR(available, mem_available, 64 << 20);
   }
+}
+
+/// Writes `text` to `path`, making its directories.
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+// A container's limit, cgroup v2 (the process's own cgroup) and v1 (the controller's mount), from
+// files laid out as the kernel's: the lower of MemAvailable and the limit less the usage that is
+// not inactive page cache; "max" and v1's huge sentinel are no limit.
+TEST(MachineMemory, CgroupLimitsV2AndV1) {
+  const auto root = std::filesystem::temp_directory_path() / ("hgca_cgroup_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  write_file(root / "meminfo", "MemTotal:       99999999 kB\nMemFree:         7000000 kB\nMemAvailable:    8388608 kB\n");
+  write_file(root / "self", "1:name=systemd:/\n0::/job.slice/run\n");
+  const auto dir = root / "fs";
+  const auto v2 = dir / "job.slice" / "run";
+  write_file(v2 / "memory.max", "1073741824\n");
+  write_file(v2 / "memory.current", "536870912\n");
+  write_file(v2 / "memory.stat", "anon 1\nfile 2\nactive_file 5\ninactive_file 104857600\n");
+  const kvmgr::MachineMemory::Files files{dir.string(), (root / "self").string(), (root / "meminfo").string()};
+  {
+    const kvmgr::MachineMemory m(files);
+    EXPECT_EQ(m.usable_bytes(), 1024 * kMiB);
+    EXPECT_EQ(m.available_bytes(), 1024 * kMiB - (512 * kMiB - 100 * kMiB));
+  }
+  write_file(v2 / "memory.max", "max\n");
+  write_file(dir / "memory" / "memory.limit_in_bytes", "2147483648\n");
+  write_file(dir / "memory" / "memory.usage_in_bytes", "1073741824\n");
+  write_file(dir / "memory" / "memory.stat", "cache 5\ninactive_file 7\ntotal_inactive_file 268435456\n");
+  {
+    const kvmgr::MachineMemory m(files);  // v2 without a limit; v1's 2 GiB
+    EXPECT_EQ(m.usable_bytes(), 2048 * kMiB);
+    EXPECT_EQ(m.available_bytes(), 2048 * kMiB - (1024 * kMiB - 256 * kMiB));
+  }
+  write_file(dir / "memory" / "memory.limit_in_bytes", "9223372036854771712\n");
+  {
+    const kvmgr::MachineMemory m(files);  // no limit anywhere: MemAvailable
+    EXPECT_EQ(m.available_bytes(), std::size_t{8388608} * 1024);
+  }
+  std::filesystem::remove_all(root);
 }
 
 // Without a byte limit the machine's available memory bounds the store: a chunk that would leave less

@@ -105,8 +105,8 @@ TEST(HgcaTune, ValuesItCannotUseAreRefusedByName) {
       {"--q-heads 0", "--q-heads: expected an integer from 1 to 2147483647, got 0"},
       {"--threads 1,a", "--threads: expected an integer from 1 to 2147483647, got a"},
       {"--quick --working-set-mb 64 --batch 2000000000", "--batch 2000000000"},
-      {"--quick --q-heads 2000000000 --kv-heads 1 --context 1 --batch 1", "more than this machine's"},
-      {"--quick --context 1099511627776 --q-heads 1000000 --kv-heads 1000000 --batch 100000", "more than this machine's"},  // bytes past 2^64
+      {"--quick --q-heads 2000000000 --kv-heads 1 --context 1 --batch 1", "of memory this process may use"},
+      {"--quick --context 1099511627776 --q-heads 1000000 --kv-heads 1000000 --batch 100000", "of memory this process may use"},  // bytes past 2^64
       {"--context 99999999999999999999", "--context: expected an integer from 1 to 1099511627776, got 9999"},
   };
   test::expect_refused(HGCA_TUNE_EXE, cases);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 namespace hgca::kvmgr {
 
@@ -56,15 +57,17 @@ bool exists(const std::string& path) { return ::access(path.c_str(), R_OK) == 0;
 
 }  // namespace
 
-MachineMemory::MachineMemory() {
+MachineMemory::MachineMemory() : MachineMemory(Files{}) {}
+
+MachineMemory::MachineMemory(Files files) : meminfo_(std::move(files.meminfo)) {
   // v1's controller mount, v2's root, and v2's own path ("0::/path" in /proc/self/cgroup).
-  std::vector<std::string> dirs = {"/sys/fs/cgroup/memory", "/sys/fs/cgroup"};
+  std::vector<std::string> dirs = {files.cgroup_root + "/memory", files.cgroup_root};
   std::array<char, 4096> buf;
-  std::string_view self = read_file("/proc/self/cgroup", buf);
+  std::string_view self = read_file(files.self_cgroup.c_str(), buf);
   for (std::size_t at = 0; at < self.size();) {
     const std::size_t end = std::min(self.find('\n', at), self.size());
     const std::string_view line = self.substr(at, end - at);
-    if (line.starts_with("0::") && line.size() > 4) dirs.push_back("/sys/fs/cgroup" + std::string(line.substr(3)));
+    if (line.starts_with("0::") && line.size() > 4) dirs.push_back(files.cgroup_root + std::string(line.substr(3)));
     at = end + 1;
   }
   for (const std::string& dir : dirs) {
@@ -89,7 +92,7 @@ std::size_t MachineMemory::usable_bytes() const {
 
 std::size_t MachineMemory::available_bytes() const noexcept {
   std::size_t bytes = SIZE_MAX;
-  if (const auto kib = file_number("/proc/meminfo", "MemAvailable:")) bytes = static_cast<std::size_t>(*kib) * 1024;
+  if (const auto kib = file_number(meminfo_.c_str(), "MemAvailable:")) bytes = static_cast<std::size_t>(*kib) * 1024;
   for (const Cgroup& c : cgroups_) {
     const unsigned long long limit = file_number(c.limit.c_str()).value_or(0);
     if (limit == 0 || limit >= kNoCgroupLimit) continue;

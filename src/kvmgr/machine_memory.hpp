@@ -10,8 +10,16 @@ namespace hgca::kvmgr {
 
 class MachineMemory {
  public:
-  /// Finds this process's memory cgroup files (reading /proc/self/cgroup).
+  /// Where the kernel's figures are read (tests point them at files of their own).
+  struct Files {
+    std::string cgroup_root = "/sys/fs/cgroup";     // cgroup v2's mount, or v1's mounts' parent
+    std::string self_cgroup = "/proc/self/cgroup";  // this process's cgroup paths
+    std::string meminfo = "/proc/meminfo";
+  };
+
+  /// Finds this process's memory cgroup files.
   MachineMemory();
+  explicit MachineMemory(Files files);
 
   /// The machine's physical memory, or the cgroup's limit where lower; 0 where unknown.
   std::size_t usable_bytes() const;
@@ -25,6 +33,7 @@ class MachineMemory {
     std::string limit, usage, stat;  // the files: memory.max, memory.current, memory.stat (v1's names in v1)
     const char* inactive_file_key;   // memory.stat's key of the inactive page cache
   };
+  std::string meminfo_;
   std::vector<Cgroup> cgroups_;
 };
 

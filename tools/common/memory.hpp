@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include "kvmgr/machine_memory.hpp"
+
 namespace hgca::tools {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -11,5 +13,9 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 inline double physical_memory_gib() {
   return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE)) / kGiB;
 }
+
+/// The memory this process may use, in GiB: the machine's, or its cgroup's limit where lower (what
+/// the runtime's store measures itself against).
+inline double usable_memory_gib() { return static_cast<double>(kvmgr::MachineMemory().usable_bytes()) / kGiB; }
 
 }  // namespace hgca::tools

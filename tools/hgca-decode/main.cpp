@@ -443,11 +443,11 @@ int run_model(const Cli& cli) {
   return 0;
 }
 
-/// The synthetic run's memory, estimated from the flags, against the machine's: sizes that cannot
+/// The synthetic run's memory, estimated from the flags, against what the process may use: sizes that cannot
 /// fit are refused up front, naming the flags, rather than failing or swapping part-way through.
 Status check_synthetic_fits(const Cli& cli, const hgca::Options& o) {
   const hgca::decode::SyntheticWorkload& w = cli.synthetic;
-  const double gib = hgca::tools::kGiB, ram = hgca::tools::physical_memory_gib();
+  const double gib = hgca::tools::kGiB, ram = hgca::tools::usable_memory_gib();
   const auto elem = static_cast<double>(hgca::dtype_size(o.dtype));
   // A prefill step's q, k, v per layer in the dtype, made in fp32 one layer at a time, and out.
   const double tokens = static_cast<double>(std::min(w.chunk, w.context)) * w.batch;
@@ -456,9 +456,10 @@ Status check_synthetic_fits(const Cli& cli, const hgca::Options& o) {
   if (inputs > ram) {
     return {hgca::StatusCode::kInvalidArgument,
             fmt::format("a prefill step's inputs (--chunk {} x --batch {} tokens, --q-heads {} and 2 x --kv-heads {} "
-                        "of --head-dim {} in --layers {}) take {:.1f} GiB, more than this machine's {:.1f} GiB of "
-                        "memory; lower them", std::min(w.chunk, w.context), w.batch, o.n_q_heads, o.n_kv_heads,
-                        o.head_dim, o.n_layers, inputs, ram)};
+                        "of --head-dim {} in --layers {}) take {:.1f} GiB, more than the {:.1f} GiB of memory this "
+                        "process may use (the machine's, or its cgroup's limit); lower them",
+                        std::min(w.chunk, w.context), w.batch, o.n_q_heads, o.n_kv_heads, o.head_dim, o.n_layers,
+                        inputs, ram)};
   }
   // Every position's K and V in every layer (the store is in host memory), and every layer's window
   // (held whole from the start; the CUDA backend keeps a host copy of it).
@@ -469,8 +470,8 @@ Status check_synthetic_fits(const Cli& cli, const hgca::Options& o) {
     return {hgca::StatusCode::kInvalidArgument,
             fmt::format("--context {} + --decode-steps {} positions and a window of --window-blocks {} x --block-tokens {} "
                         "tokens, for --batch {} sequences of --kv-heads {} x --head-dim {} in --layers {}: their KV takes "
-                        "{:.1f} GiB, more than this machine's {:.1f} GiB of memory (the store and the windows live "
-                        "there); lower them", w.context, w.decode_steps, o.window_blocks, o.block_tokens, w.batch,
+                        "{:.1f} GiB, more than the {:.1f} GiB of memory this process may use (the machine's, or "
+                        "its cgroup's limit; the store and the windows live there); lower them", w.context, w.decode_steps, o.window_blocks, o.block_tokens, w.batch,
                         o.n_kv_heads, o.head_dim, o.n_layers, kv, ram)};
   }
   return Status::ok();

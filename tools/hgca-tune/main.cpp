@@ -164,12 +164,13 @@ int run(Cli& cli) {
   cli.shape.dtype = *dtype;
   {
     // The workload holds at least two layers' selected K+V, and each sequence's queries and outputs.
-    const double gib = hgca::tools::kGiB, ram = hgca::tools::physical_memory_gib();
+    const double gib = hgca::tools::kGiB, ram = hgca::tools::usable_memory_gib();
     const double need = (2.0 * hgca::tune::SparseWorkload::layer_bytes_estimate(cli.shape) +
                          static_cast<double>(cli.shape.batch) * cli.shape.q_heads * cli.shape.head_dim * 12.0) / gib;
     if (need > ram) {
       fail(fmt::format("the workload (--batch {} x --kv-heads {} x --context {} x --selected-fraction {} of --head-dim "
-                       "{}, --q-heads {}) takes {:.1f} GiB, more than this machine's {:.1f} GiB of memory; lower them",
+                       "{}, --q-heads {}) takes {:.1f} GiB, more than the {:.1f} GiB of memory this process may use "
+                       "(the machine's, or its cgroup's limit); lower them",
                        cli.shape.batch, cli.shape.kv_heads, cli.shape.context, cli.shape.selected_fraction,
                        cli.shape.head_dim, cli.shape.q_heads, need, ram));
     }
