@@ -356,7 +356,7 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream(path) << text;
 }
 
-// A container's limit, cgroup v2 (the process's own cgroup) and v1 (the controller's mount), from
+// A container's limit, cgroup v2 (the process's own cgroup and its parents) and v1 (the controller's mount), from
 // files laid out as the kernel's: the lower of MemAvailable and the limit less the usage that is
 // not inactive page cache; "max" and v1's huge sentinel are no limit.
 TEST(MachineMemory, CgroupLimitsV2AndV1) {
@@ -389,6 +389,14 @@ TEST(MachineMemory, CgroupLimitsV2AndV1) {
   {
     const kvmgr::MachineMemory m(files);  // no limit anywhere: MemAvailable
     EXPECT_EQ(m.available_bytes(), std::size_t{8388608} * 1024);
+  }
+  write_file(dir / "job.slice" / "memory.max", "805306368\n");  // the parent's 768 MiB
+  write_file(dir / "job.slice" / "memory.current", "629145600\n");
+  write_file(dir / "job.slice" / "memory.stat", "inactive_file 0\n");
+  {
+    const kvmgr::MachineMemory m(files);
+    EXPECT_EQ(m.usable_bytes(), 768 * kMiB);
+    EXPECT_EQ(m.available_bytes(), 768 * kMiB - 600 * kMiB);
   }
   std::filesystem::remove_all(root);
 }

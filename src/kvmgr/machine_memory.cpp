@@ -60,14 +60,21 @@ bool exists(const std::string& path) { return ::access(path.c_str(), R_OK) == 0;
 MachineMemory::MachineMemory() : MachineMemory(Files{}) {}
 
 MachineMemory::MachineMemory(Files files) : meminfo_(std::move(files.meminfo)) {
-  // v1's controller mount, v2's root, and v2's own path ("0::/path" in /proc/self/cgroup).
+  // v1's controller mount, v2's root, and v2's own path ("0::/path" in /proc/self/cgroup) with each
+  // cgroup above it: a parent's limit holds for its children.
   std::vector<std::string> dirs = {files.cgroup_root + "/memory", files.cgroup_root};
   std::array<char, 4096> buf;
   std::string_view self = read_file(files.self_cgroup.c_str(), buf);
   for (std::size_t at = 0; at < self.size();) {
     const std::size_t end = std::min(self.find('\n', at), self.size());
     const std::string_view line = self.substr(at, end - at);
-    if (line.starts_with("0::") && line.size() > 4) dirs.push_back(files.cgroup_root + std::string(line.substr(3)));
+    if (line.starts_with("0::") && line.size() > 4) {
+      const std::string path(line.substr(3));
+      for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+        dirs.push_back(files.cgroup_root + path.substr(0, slash));
+      }
+      dirs.push_back(files.cgroup_root + path);
+    }
     at = end + 1;
   }
   for (const std::string& dir : dirs) {
