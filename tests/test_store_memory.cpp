@@ -348,6 +348,12 @@ TEST(MachineMemory, FiguresAgreeWithTheKernel) {
   if (usable >= kib["MemTotal:"] * 1024 - 4096) {
     EXPECT_NEAR(available, mem_available, 64 << 20);
   }
+  // A node's figure, where sysfs has it: some memory, no more than the machine's.
+  const std::size_t node = machine.node_available_bytes(test::machine_topology()->nodes()[0].os_index);
+  if (node != SIZE_MAX) {
+    EXPECT_GT(node, 0u);
+    EXPECT_LE(static_cast<double>(node), kib["MemTotal:"] * 1024);
+  }
 }
 
 /// Writes `text` to `path`, making its directories.
@@ -398,7 +404,45 @@ TEST(MachineMemory, CgroupLimitsV2AndV1) {
     EXPECT_EQ(m.usable_bytes(), 768 * kMiB);
     EXPECT_EQ(m.available_bytes(), 768 * kMiB - 600 * kMiB);
   }
+  // A NUMA node's own figure: free memory and inactive page cache, from nodeN/meminfo.
+  kvmgr::MachineMemory::Files with_nodes = files;
+  with_nodes.nodes = (root / "node").string();
+  write_file(root / "node" / "node1" / "meminfo", "Node 1 MemTotal:  9000 kB\nNode 1 MemFree:  1000 kB\n"
+             "Node 1 Active(file):  500 kB\nNode 1 Inactive(file):  24 kB\n");
+  const kvmgr::MachineMemory m(with_nodes);
+  EXPECT_EQ(m.node_available_bytes(1), std::size_t{1024} * 1024);
+  EXPECT_EQ(m.node_available_bytes(0), SIZE_MAX);  // no such node: unknown
   std::filesystem::remove_all(root);
+}
+
+// On several NUMA nodes each chunk is bound to one: that node's memory bounds it too, and the
+// other nodes still grow.
+TEST(StoreMemory, ANodeThatCannotSpareAChunkIsExhaustionThere) {
+  std::shared_ptr<const cpu::Topology> two;
+  ASSERT_TRUE(cpu::Topology::from_synthetic("pack:2 numa:1 core:2 pu:1", &two).is_ok());
+  StoreMemoryOptions o = options(0);
+  o.keep_free_bytes = 2 * kChunk;  // one chunk per node
+  o.available_memory = [] { return std::size_t{1} << 40; };
+  StoreMemory* held = nullptr;
+  o.node_available_memory = [&](int node) {
+    const std::size_t reserved = static_cast<std::size_t>(held->stats(node).reserved_bytes);
+    return node == 1 ? 3 * kChunk - reserved : std::size_t{1} << 40;
+  };
+  auto memory = test::store_memory(o, two);
+  held = memory.get();
+  std::vector<StoreSpan> spans;
+  spans.push_back(memory->allocate(1, kChunk));
+  spans.push_back(memory->allocate(1, kChunk));
+  try {
+    spans.push_back(memory->allocate(1, kChunk));
+    FAIL() << "node 1's memory was not checked";
+  } catch (const StoreMemoryExhausted& e) {
+    EXPECT_THAT(e.what(), HasSubstr("bound to NUMA node 1 (with 0 more being taken there) would leave less than 65536 "
+                                    "of the 65536 bytes that node has free"));
+  }
+  EXPECT_EQ(memory->stats(1).chunks, 2);
+  for (int i = 0; i < 3; ++i) spans.push_back(memory->allocate(0, kChunk));  // node 0 has room
+  EXPECT_EQ(memory->stats(0).chunks, 3);
 }
 
 // Without a byte limit the machine's available memory bounds the store: a chunk that would leave less

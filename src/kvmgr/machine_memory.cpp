@@ -3,6 +3,7 @@
 #include "kvmgr/machine_memory.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,13 +32,14 @@ std::string_view read_file(const char* path, std::array<char, N>& buf) noexcept 
   return {buf.data(), n};
 }
 
-/// The number after `key` where `key` starts a line, or the text's first number (key empty);
-/// nullopt where there is none ("max": no limit).
+/// The number after `key` where `key` starts a line (or a "Node N " prefix, in a node's meminfo),
+/// or the text's first number (key empty); nullopt where there is none ("max": no limit).
 std::optional<unsigned long long> number_after(std::string_view text, std::string_view key) noexcept {
   std::size_t at = 0;
   if (!key.empty()) {
+    auto starts_line = [&](std::size_t i) { return i == 0 || text[i - 1] == '\n' || text[i - 1] == ' '; };
     at = text.find(key);
-    while (at != std::string_view::npos && at > 0 && text[at - 1] != '\n') at = text.find(key, at + 1);
+    while (at != std::string_view::npos && !starts_line(at)) at = text.find(key, at + 1);
     if (at == std::string_view::npos) return std::nullopt;
     at += key.size();
   }
@@ -59,7 +61,7 @@ bool exists(const std::string& path) { return ::access(path.c_str(), R_OK) == 0;
 
 MachineMemory::MachineMemory() : MachineMemory(Files{}) {}
 
-MachineMemory::MachineMemory(Files files) : meminfo_(std::move(files.meminfo)) {
+MachineMemory::MachineMemory(Files files) : meminfo_(std::move(files.meminfo)), nodes_(std::move(files.nodes)) {
   // v1's controller mount, v2's root, and v2's own path ("0::/path" in /proc/self/cgroup) with each
   // cgroup above it: a parent's limit holds for its children.
   std::vector<std::string> dirs = {files.cgroup_root + "/memory", files.cgroup_root};
@@ -109,6 +111,17 @@ std::size_t MachineMemory::available_bytes() const noexcept {
     bytes = std::min<std::size_t>(bytes, limit > used ? static_cast<std::size_t>(limit - used) : 0);
   }
   return bytes;
+}
+
+std::size_t MachineMemory::node_available_bytes(int os_index) const noexcept {
+  std::array<char, 512> path{};
+  const auto r = fmt::format_to_n(path.data(), path.size() - 1, "{}/node{}/meminfo", nodes_, os_index);
+  if (r.size >= path.size()) return SIZE_MAX;
+  std::array<char, 8192> buf;
+  const std::string_view text = read_file(path.data(), buf);
+  const auto free_kib = number_after(text, "MemFree:");
+  if (!free_kib) return SIZE_MAX;
+  return static_cast<std::size_t>(*free_kib + number_after(text, "Inactive(file):").value_or(0)) * 1024;
 }
 
 }  // namespace hgca::kvmgr

@@ -15,6 +15,7 @@ class MachineMemory {
     std::string cgroup_root = "/sys/fs/cgroup";     // cgroup v2's mount, or v1's mounts' parent
     std::string self_cgroup = "/proc/self/cgroup";  // this process's cgroup paths
     std::string meminfo = "/proc/meminfo";
+    std::string nodes = "/sys/devices/system/node";  // nodeN/meminfo per NUMA node
   };
 
   /// Finds this process's memory cgroup files.
@@ -27,13 +28,16 @@ class MachineMemory {
   /// or the cgroup's limit less its usage (inactive page cache counted as free) where lower;
   /// SIZE_MAX where unknown. Takes no heap memory: it runs where an allocation may just have failed.
   std::size_t available_bytes() const noexcept;
+  /// What one NUMA node (the OS's number) can still give memory bound to it: its free memory and
+  /// inactive page cache; SIZE_MAX where unknown. No heap either.
+  std::size_t node_available_bytes(int os_index) const noexcept;
 
  private:
   struct Cgroup {
     std::string limit, usage, stat;  // the files: memory.max, memory.current, memory.stat (v1's names in v1)
     const char* inactive_file_key;   // memory.stat's key of the inactive page cache
   };
-  std::string meminfo_;
+  std::string meminfo_, nodes_;
   std::vector<Cgroup> cgroups_;
 };
 

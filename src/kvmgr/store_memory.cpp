@@ -47,6 +47,7 @@ struct StoreChunk {
 };
 
 struct StoreMemory::Node {
+  std::atomic<std::size_t> unpopulated_bytes{0};  // of chunks checked against the node's memory, pages not yet in
   int index = 0;
   std::vector<std::unique_ptr<StoreChunk>> chunks;
   std::vector<StoreChunk*> spare;  // capacity ≥ chunks.size(): freeing never allocates
@@ -125,6 +126,8 @@ StoreMemory::StoreMemory(std::shared_ptr<const cpu::Topology> topology, StoreMem
   usable_bytes_ = machine_memory_.usable_bytes();
   keep_free_bytes_ = opt_.keep_free_bytes > 0 ? opt_.keep_free_bytes
                                                : std::min<std::size_t>(std::size_t{1} << 30, usable_bytes_ / 32);
+  check_nodes_ = topology_->node_count() > 1 &&
+                 (opt_.node_available_memory || (topology_->is_this_system() && topology_->memory_binding_supported()));
   const uint64_t llc = topology_->last_level_cache_bytes();
   stream_above_ = static_cast<int64_t>(opt_.stream_above_bytes > 0 ? opt_.stream_above_bytes
                                        : llc > 0                    ? llc
@@ -285,17 +288,34 @@ std::unique_ptr<StoreChunk> StoreMemory::new_chunk(int node_index, std::size_t b
   // end the process. Chunks come with their pages (below), so the store's own count as used; those
   // other threads are taking meanwhile count until their pages are in.
   struct Unpopulated {
-    std::atomic<std::size_t>& total;
+    std::atomic<std::size_t>&total, &on_node;
     std::size_t bytes;
-    ~Unpopulated() { total.fetch_sub(bytes); }
-  } unpopulated{unpopulated_bytes_, bytes};
+    ~Unpopulated() {
+      total.fetch_sub(bytes);
+      on_node.fetch_sub(bytes);
+    }
+  } unpopulated{unpopulated_bytes_, n.unpopulated_bytes, bytes};
   const std::size_t pending = unpopulated_bytes_.fetch_add(bytes) + bytes;
+  const std::size_t node_pending = n.unpopulated_bytes.fetch_add(bytes) + bytes;
   const std::size_t available = opt_.available_memory ? opt_.available_memory() : machine_memory_.available_bytes();
   if (available < pending + keep_free_bytes_) {
     throw StoreMemoryExhausted(fmt::format(
         "store memory: a chunk of {} bytes on NUMA node {} (with {} more being taken) would leave less than {} of "
         "the {} bytes this process can still take (MemAvailable, or its cgroup's limit less its usage); release "
         "sequences", bytes, node_index, pending - bytes, keep_free_bytes_, available));
+  }
+  // A chunk bound to one of several nodes comes from that node alone, which can run out first.
+  if (check_nodes_) {
+    const std::size_t node_keep = keep_free_bytes_ / static_cast<std::size_t>(node_count());
+    const std::size_t node_available =
+        opt_.node_available_memory ? opt_.node_available_memory(node_index)
+                                   : machine_memory_.node_available_bytes(topology_->nodes()[node_index].os_index);
+    if (node_available < node_pending + node_keep) {
+      throw StoreMemoryExhausted(fmt::format(
+          "store memory: a chunk of {} bytes bound to NUMA node {} (with {} more being taken there) would leave less "
+          "than {} of the {} bytes that node has free (free memory and inactive page cache); release sequences "
+          "placed on it", bytes, node_index, node_pending - bytes, node_keep, node_available));
+    }
   }
   {
     std::lock_guard lock(mutex_);

@@ -65,6 +65,9 @@ struct StoreMemoryOptions {
   /// The bytes the machine can still give this process, asked before each chunk (unset:
   /// /proc/meminfo's MemAvailable and the cgroup's limit less its usage). Tests set it.
   std::function<std::size_t()> available_memory;
+  /// The same for one node (by index), asked where chunks are bound to one of several nodes
+  /// (unset: the node's free memory and inactive page cache). Tests set it.
+  std::function<std::size_t(int node)> node_available_memory;
 };
 
 /// Whether StoreMemory takes chunks of `bytes` (Options::store_chunk_bytes): a multiple of 4096,
@@ -204,7 +207,8 @@ class StoreMemory : public std::enable_shared_from_this<StoreMemory> {
   std::size_t reserved_total_ = 0;  // bytes of chunks over all nodes, for limit_bytes
   MachineMemory machine_memory_;
   std::atomic<std::size_t> unpopulated_bytes_{0};  // of chunks checked against it, pages not yet in
-  std::size_t keep_free_bytes_ = 0;  // StoreMemoryOptions::keep_free_bytes, resolved
+  std::size_t keep_free_bytes_ = 0;  // StoreMemoryOptions::keep_free_bytes, resolved (shared by the nodes)
+  bool check_nodes_ = false;         // chunks are bound to one of several nodes: each node's memory is asked too
   std::size_t usable_bytes_ = 0;   // the memory this process may use (0: unknown): no request may pass it
   std::atomic<int64_t> used_total_{0};  // stats' used_bytes over all nodes, read without the lock
   int64_t stream_above_ = 0;
