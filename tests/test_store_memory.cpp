@@ -85,6 +85,19 @@ struct HookLog {
   }
 };
 
+/// Takes 4096-byte spans on node 0 into *spans until the store refuses one; what it said ("" when
+/// 100 were taken).
+std::string fill_until_refused(StoreMemory& memory, std::vector<StoreSpan>* spans) {
+  for (int i = 0; i < 100; ++i) {
+    try {
+      spans->push_back(memory.allocate(0, 4096));
+    } catch (const StoreMemoryExhausted& e) {
+      return e.what();
+    }
+  }
+  return {};
+}
+
 std::set<std::pair<const void*, std::size_t>> chunk_ranges(const StoreMemory& memory) {
   std::set<std::pair<const void*, std::size_t>> out;
   for (const auto& c : memory.chunks()) out.emplace(c.base, c.bytes);
@@ -307,12 +320,7 @@ TEST(StoreMemory, ABatchAtTheLimitIsTakenWholeOrNotAtAll) {
 TEST(StoreMemory, ByteLimitIsExhaustionThatChangesNothing) {
   auto memory = test::store_memory(options(0, 6, 2 * kChunk));
   std::vector<StoreSpan> spans;
-  try {
-    for (int i = 0; i < 100; ++i) spans.push_back(memory->allocate(0, 4096));
-    FAIL() << "the limit was not enforced";
-  } catch (const StoreMemoryExhausted& e) {
-    EXPECT_THAT(e.what(), HasSubstr("store_limit_bytes = 131072"));
-  }
+  EXPECT_THAT(fill_until_refused(*memory, &spans), HasSubstr("store_limit_bytes = 131072"));
   EXPECT_EQ(spans.size(), 32u);  // two chunks of 16
   const StoreMemoryStats before = memory->stats(0);
   EXPECT_THROW(memory->allocate(0, 4096), std::bad_alloc);
@@ -456,12 +464,9 @@ TEST(StoreMemory, ChunksTheMachineCannotSpareAreExhaustionThatChangesNothing) {
   auto memory = test::store_memory(o);
   held = memory.get();
   std::vector<StoreSpan> spans;
-  try {
-    for (int i = 0; i < 100; ++i) spans.push_back(memory->allocate(0, 4096));
-    FAIL() << "the available memory was not checked";
-  } catch (const StoreMemoryExhausted& e) {
-    EXPECT_THAT(e.what(), HasSubstr("(with 0 more being taken) would leave less than 65536 of the 65536 bytes this process can still take"));
-  }
+  EXPECT_THAT(fill_until_refused(*memory, &spans),
+              HasSubstr("(with 0 more being taken) would leave less than 65536 of the 65536 bytes this process can "
+                        "still take"));
   EXPECT_EQ(spans.size(), 48u);  // three chunks of 16: the fourth would leave nothing
   for (std::size_t i = 0; i < spans.size(); ++i) std::memset(spans[i].data(), static_cast<int>(i), 4096);
   const StoreMemoryStats before = memory->stats(0);

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
