@@ -370,8 +370,8 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream(path) << text;
 }
 
-// A container's limit, cgroup v2 (the process's own cgroup and its parents) and v1 (the controller's mount), from
-// files laid out as the kernel's: the lower of MemAvailable and the limit less the usage that is
+// A container's limit, cgroup v2 and v1 (the controller's mount; the process's own cgroup and its
+// parents under each), from files laid out as the kernel's: the lower of MemAvailable and the limit less the usage that is
 // not inactive page cache; "max" and v1's huge sentinel are no limit.
 TEST(MachineMemory, CgroupLimitsV2AndV1) {
   const auto root = std::filesystem::temp_directory_path() / ("hgca_cgroup_" + std::to_string(::getpid()));
@@ -412,6 +412,20 @@ TEST(MachineMemory, CgroupLimitsV2AndV1) {
     EXPECT_EQ(m.usable_bytes(), 768 * kMiB);
     EXPECT_EQ(m.available_bytes(), 768 * kMiB - 600 * kMiB);
   }
+  // v1: the process's own memory cgroup under the controller's mount (a batch job's), not another
+  // controller's path.
+  write_file(root / "self", "3:cpu,cpuacct:/elsewhere\n4:memory:/batch/job7\n0::/job.slice/run\n");
+  write_file(dir / "memory" / "elsewhere" / "memory.limit_in_bytes", "1048576\n");
+  write_file(dir / "memory" / "batch" / "job7" / "memory.limit_in_bytes", "536870912\n");  // 512 MiB
+  write_file(dir / "memory" / "batch" / "job7" / "memory.usage_in_bytes", "471859200\n");  // 450 MiB
+  write_file(dir / "memory" / "batch" / "job7" / "memory.stat", "total_inactive_file 104857600\n");
+  {
+    const kvmgr::MachineMemory m(files);
+    EXPECT_EQ(m.usable_bytes(), 512 * kMiB);
+    EXPECT_EQ(m.available_bytes(), 512 * kMiB - (450 * kMiB - 100 * kMiB));  // below v2 parent's 168 MiB
+  }
+  write_file(root / "self", "4:cpuset,memory:/batch/job7\n");  // several controllers in one hierarchy
+  EXPECT_EQ(kvmgr::MachineMemory(files).usable_bytes(), 512 * kMiB);
   // A NUMA node's own figure: free memory and inactive page cache, from nodeN/meminfo.
   kvmgr::MachineMemory::Files with_nodes = files;
   with_nodes.nodes = (root / "node").string();

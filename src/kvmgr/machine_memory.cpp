@@ -62,22 +62,40 @@ bool exists(const std::string& path) { return ::access(path.c_str(), R_OK) == 0;
 MachineMemory::MachineMemory() : MachineMemory(Files{}) {}
 
 MachineMemory::MachineMemory(Files files) : meminfo_(std::move(files.meminfo)), nodes_(std::move(files.nodes)) {
-  // v1's controller mount, v2's root, and v2's own path ("0::/path" in /proc/self/cgroup) with each
-  // cgroup above it: a parent's limit holds for its children.
+  // v1's controller mount and v2's root, then the process's own cgroup under each with every cgroup
+  // above it: a parent's limit holds for its children. /proc/self/cgroup names it, "0::/path" for
+  // v2 and "N:controllers:/path" for v1's hierarchy with "memory" among its controllers (a path
+  // that is not there, such as a container's host-side path, is skipped).
   std::vector<std::string> dirs = {files.cgroup_root + "/memory", files.cgroup_root};
+  auto add_path = [&](const std::string& mount, std::string_view path) {
+    if (path.size() < 2) return;  // "/": the mount itself
+    for (std::size_t slash = path.find('/', 1); slash != std::string_view::npos; slash = path.find('/', slash + 1)) {
+      dirs.push_back(mount + std::string(path.substr(0, slash)));
+    }
+    dirs.push_back(mount + std::string(path));
+  };
+  auto has_memory = [](std::string_view controllers) {
+    for (std::size_t at = 0; at <= controllers.size();) {
+      const std::size_t end = std::min(controllers.find(',', at), controllers.size());
+      if (controllers.substr(at, end - at) == "memory") return true;
+      at = end + 1;
+    }
+    return false;
+  };
   std::array<char, 4096> buf;
   std::string_view self = read_file(files.self_cgroup.c_str(), buf);
   for (std::size_t at = 0; at < self.size();) {
     const std::size_t end = std::min(self.find('\n', at), self.size());
     const std::string_view line = self.substr(at, end - at);
-    if (line.starts_with("0::") && line.size() > 4) {
-      const std::string path(line.substr(3));
-      for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
-        dirs.push_back(files.cgroup_root + path.substr(0, slash));
-      }
-      dirs.push_back(files.cgroup_root + path);
-    }
     at = end + 1;
+    const std::size_t first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string_view::npos || second == std::string_view::npos) continue;
+    const std::string_view controllers = line.substr(first + 1, second - first - 1), path = line.substr(second + 1);
+    if (line.starts_with("0::")) {
+      add_path(files.cgroup_root, path);
+    } else if (has_memory(controllers)) {
+      add_path(files.cgroup_root + "/memory", path);
+    }
   }
   for (const std::string& dir : dirs) {
     if (exists(dir + "/memory.max")) {
