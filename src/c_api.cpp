@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <memory>
 #include <new>
 #include <span>
@@ -65,13 +66,23 @@ hgca_status null_argument(const char* function, const char* argument) noexcept {
   return fail_with(HGCA_INVALID_ARGUMENT, "{}: {} is null", function, argument);
 }
 
+/// The int a C enum field (or argument) holds. C may store any int there; read as the enum type in
+/// C++ a value outside its enumerators' range is undefined behaviour, so its bytes are copied.
+template <typename E>
+int32_t raw(const E& c_enum) noexcept {
+  static_assert(sizeof(E) == sizeof(int32_t), "hgca.h's enums are int-sized (no -fshort-enums)");
+  int32_t v;
+  std::memcpy(&v, &c_enum, sizeof v);
+  return v;
+}
+
 hgca::Options to_cpp(const hgca_options& o) {
   hgca::Options r;
   r.n_layers = o.n_layers;
   r.n_q_heads = o.n_q_heads;
   r.n_kv_heads = o.n_kv_heads;
   r.head_dim = o.head_dim;
-  r.dtype = static_cast<hgca::DType>(o.dtype);
+  r.dtype = static_cast<hgca::DType>(raw(o.dtype));
   r.sm_scale = o.sm_scale;
   r.window_blocks = o.window_blocks;
   r.block_tokens = o.block_tokens;
@@ -80,18 +91,18 @@ hgca::Options to_cpp(const hgca_options& o) {
   r.min_keep = o.min_keep;
   r.reeval_min_tokens = o.reeval_min_tokens;
   r.heads_per_task = o.heads_per_task;
-  r.backend = static_cast<hgca::Backend>(o.backend);
+  r.backend = static_cast<hgca::Backend>(raw(o.backend));
   r.max_sequences = o.max_sequences;
   r.threads = o.threads;
   r.deterministic = o.deterministic != 0;
   r.threads_per_node = o.threads_per_node;
   r.kv_split_tokens = o.kv_split_tokens;
   r.max_packed_heads = o.max_packed_heads;
-  r.isa = static_cast<hgca::CpuIsa>(o.isa);
-  r.numa_placement = static_cast<hgca::NumaPlacement>(o.numa_placement);
+  r.isa = static_cast<hgca::CpuIsa>(raw(o.isa));
+  r.numa_placement = static_cast<hgca::NumaPlacement>(raw(o.numa_placement));
   r.store_chunk_bytes = o.store_chunk_bytes;
   r.store_limit_bytes = o.store_limit_bytes;
-  r.overflow = static_cast<hgca::OverflowMode>(o.overflow);
+  r.overflow = static_cast<hgca::OverflowMode>(raw(o.overflow));
   r.overflow_margin = o.overflow_margin;
   r.overflow_cpu_gbps = o.overflow_cpu_gbps;
   r.overflow_cpu_row_gbps = o.overflow_cpu_row_gbps;
@@ -99,10 +110,24 @@ hgca::Options to_cpp(const hgca_options& o) {
   r.overflow_gpu_gbps = o.overflow_gpu_gbps;
   r.overflow_gpu_row_gbps = o.overflow_gpu_row_gbps;
   r.overflow_window_gbps = o.overflow_window_gbps;
-  r.handoff = static_cast<hgca::HostHandoff>(o.handoff);
-  r.store_writes = static_cast<hgca::StoreWrites>(o.store_writes);
+  r.handoff = static_cast<hgca::HostHandoff>(raw(o.handoff));
+  r.store_writes = static_cast<hgca::StoreWrites>(raw(o.store_writes));
   r.staging_limit_bytes = o.staging_limit_bytes;
   return r;
+}
+
+hgca_options to_c(const hgca::Options& d) {
+  return hgca_options{d.n_layers, d.n_q_heads, d.n_kv_heads, d.head_dim,
+                      static_cast<hgca_dtype>(d.dtype), d.sm_scale, d.window_blocks,
+                      d.block_tokens, d.alpha, d.beta, d.min_keep, d.reeval_min_tokens,
+                      d.heads_per_task, static_cast<hgca_backend>(d.backend), d.max_sequences, d.threads,
+                      d.deterministic ? 1 : 0, d.threads_per_node, d.kv_split_tokens, d.max_packed_heads,
+                      static_cast<hgca_isa>(d.isa), static_cast<hgca_numa_placement>(d.numa_placement),
+                      d.store_chunk_bytes, d.store_limit_bytes,
+                      static_cast<hgca_overflow>(d.overflow), d.overflow_margin, d.overflow_cpu_gbps,
+                      d.overflow_cpu_row_gbps, d.overflow_h2d_gbps, d.overflow_gpu_gbps, d.overflow_gpu_row_gbps,
+                      d.overflow_window_gbps, static_cast<hgca_handoff>(d.handoff),
+                      static_cast<hgca_store_writes>(d.store_writes), d.staging_limit_bytes};
 }
 
 // Writes back only the fields load_options_json may change, so the others keep their exact bits.
@@ -128,19 +153,7 @@ void tuned_to_c(const hgca::Options& r, hgca_options* o) {
 extern "C" {
 
 void hgca_options_default(hgca_options* options) {
-  if (!options) return;
-  const hgca::Options d;
-  *options = hgca_options{d.n_layers, d.n_q_heads, d.n_kv_heads, d.head_dim,
-                          static_cast<hgca_dtype>(d.dtype), d.sm_scale, d.window_blocks,
-                          d.block_tokens, d.alpha, d.beta, d.min_keep, d.reeval_min_tokens,
-                          d.heads_per_task, static_cast<hgca_backend>(d.backend), d.max_sequences, d.threads,
-                          d.deterministic ? 1 : 0, d.threads_per_node, d.kv_split_tokens, d.max_packed_heads,
-                          static_cast<hgca_isa>(d.isa), static_cast<hgca_numa_placement>(d.numa_placement),
-                          d.store_chunk_bytes, d.store_limit_bytes,
-                          static_cast<hgca_overflow>(d.overflow), d.overflow_margin, d.overflow_cpu_gbps,
-                          d.overflow_cpu_row_gbps, d.overflow_h2d_gbps, d.overflow_gpu_gbps, d.overflow_gpu_row_gbps,
-                          d.overflow_window_gbps, static_cast<hgca_handoff>(d.handoff),
-                          static_cast<hgca_store_writes>(d.store_writes), d.staging_limit_bytes};
+  if (options) *options = to_c(hgca::Options{});
 }
 
 hgca_status hgca_load_options_json(const char* path, hgca_options* inout) {
@@ -155,7 +168,7 @@ hgca_status hgca_load_options_json(const char* path, hgca_options* inout) {
 }
 
 const char* hgca_status_string(hgca_status status) {
-  return hgca::to_string(static_cast<hgca::StatusCode>(status));
+  return hgca::to_string(static_cast<hgca::StatusCode>(raw(status)));
 }
 
 const char* hgca_last_error(void) { return last_error.c_str(); }
@@ -192,9 +205,9 @@ hgca_status hgca_release_sequence(hgca_runtime* runtime, uint64_t seq_id) {
 hgca_status hgca_begin_step(hgca_runtime* runtime, const uint64_t* seq_ids, const int32_t* n_new,
                             int32_t batch_size) {
   if (!runtime) return null_argument("hgca_begin_step", "runtime");
-  if (batch_size < 0) return fail_with(HGCA_INVALID_ARGUMENT, "hgca_begin_step: batch_size = {}, expected ≥ 1", batch_size);
-  if (batch_size > 0 && !seq_ids) return null_argument("hgca_begin_step", "seq_ids");
-  if (batch_size > 0 && !n_new) return null_argument("hgca_begin_step", "n_new");
+  if (batch_size < 1) return fail_with(HGCA_INVALID_ARGUMENT, "hgca_begin_step: batch_size = {}, expected ≥ 1", batch_size);
+  if (!seq_ids) return null_argument("hgca_begin_step", "seq_ids");
+  if (!n_new) return null_argument("hgca_begin_step", "n_new");
   const auto n = static_cast<std::size_t>(batch_size);
   return guarded("hgca_begin_step", [&]() -> hgca_status {
     return report(runtime->impl->begin_step(std::span(seq_ids, n), std::span(n_new, n)));
@@ -309,6 +322,13 @@ hgca_status hgca_read_kv(const hgca_runtime* runtime, int32_t layer, uint64_t se
 hgca_status hgca_synchronize(hgca_runtime* runtime) {
   if (!runtime) return null_argument("hgca_synchronize", "runtime");
   return guarded("hgca_synchronize", [&] { return report(runtime->impl->synchronize()); });
+}
+
+hgca_status hgca_get_options(const hgca_runtime* runtime, hgca_options* out) {
+  if (!runtime) return null_argument("hgca_get_options", "runtime");
+  if (!out) return null_argument("hgca_get_options", "out");
+  *out = to_c(runtime->impl->options());
+  return HGCA_OK;
 }
 
 hgca_status hgca_get_backend(const hgca_runtime* runtime, hgca_backend* out) {

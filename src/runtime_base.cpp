@@ -167,9 +167,9 @@ Status RuntimeBase::cpu_stats(CpuStats* out) const {
 }
 
 Status RuntimeBase::sequence_node(SeqId id, int32_t* out) const {
+  if (!out) return error(StatusCode::kInvalidArgument, "sequence_node: out is null");
   const SequenceState* seq = find(id);
   if (!seq) return error(StatusCode::kNotFound, "sequence_node: seq_id = {} is unknown", id);
-  if (!out) return error(StatusCode::kInvalidArgument, "sequence_node: out is null");
   *out = seq->node;
   return Status::ok();
 }
@@ -332,9 +332,9 @@ Status RuntimeBase::layer_stats(int32_t layer, LayerStats* out) const {
 }
 
 Status RuntimeBase::sequence_length(SeqId id, int64_t* out) const {
+  if (!out) return error(StatusCode::kInvalidArgument, "sequence_length: out is null");
   const SequenceState* seq = find(id);
   if (!seq) return error(StatusCode::kNotFound, "sequence_length: seq_id = {} is unknown", id);
-  if (!out) return error(StatusCode::kInvalidArgument, "sequence_length: out is null");
   *out = seq->length;
   return Status::ok();
 }

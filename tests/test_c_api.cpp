@@ -469,6 +469,9 @@ TEST(CApi, CallErrors) {
   int64_t len = -5;
   expect_error(hgca_sequence_length(r.rt, 42, &len), HGCA_NOT_FOUND, {"seq_id = 42"});
   EXPECT_EQ(len, -5);
+  // A null out is named before the id is looked up.
+  expect_error(hgca_sequence_length(r.rt, 42, nullptr), HGCA_INVALID_ARGUMENT, {"out is null"});
+  expect_error(hgca_sequence_node(r.rt, 42, nullptr), HGCA_INVALID_ARGUMENT, {"out is null"});
   std::vector<float> kv(1024);
   expect_error(hgca_read_kv(r.rt, 0, 42, kv.data(), kv.data()), HGCA_NOT_FOUND, {"seq_id = 42"});
   expect_error(hgca_add_sequence(r.rt, 1), HGCA_INVALID_ARGUMENT, {"seq_id = 1"});
@@ -478,7 +481,7 @@ TEST(CApi, CallErrors) {
   expect_error(hgca_begin_step(r.rt, nullptr, &one, 1), HGCA_INVALID_ARGUMENT, {"seq_ids is null"});
   const uint64_t id = 1;
   expect_error(hgca_begin_step(r.rt, &id, nullptr, 1), HGCA_INVALID_ARGUMENT, {"n_new is null"});
-  expect_error(hgca_begin_step(r.rt, nullptr, nullptr, 0), HGCA_INVALID_ARGUMENT, {"seq_ids"});
+  expect_error(hgca_begin_step(r.rt, nullptr, nullptr, 0), HGCA_INVALID_ARGUMENT, {"batch_size = 0", "expected ≥ 1"});
   expect_error(hgca_end_step(r.rt), HGCA_FAILED_PRECONDITION, {"end_step"});
 
   // Wrong total_tokens: the step has 2.

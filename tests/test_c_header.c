@@ -185,6 +185,28 @@ int hgca_test_c_smoke(void) {
   CHECK(contains(hgca_last_error(), "n_layers = 0"));
   CHECK(hgca_create(0, &rt) == HGCA_INVALID_ARGUMENT);
   CHECK(contains(hgca_last_error(), "options"));
+  /* C may store any int in an enum field: refused by value (the library reads it without loading
+   * it as the enum type, which in C++ is undefined past the enumerators; the sanitize preset's
+   * UBSan fails this otherwise). */
+  {
+    hgca_options bad = o;
+    bad.n_layers = 1;
+    bad.n_q_heads = bad.n_kv_heads = 1;
+    bad.head_dim = 16;
+    bad.isa = (hgca_isa)99;
+    CHECK(hgca_create(&bad, &rt) == HGCA_INVALID_ARGUMENT && contains(hgca_last_error(), "isa = 99"));
+    bad.isa = HGCA_ISA_AUTO;
+    bad.dtype = (hgca_dtype)-7;
+    CHECK(hgca_create(&bad, &rt) == HGCA_INVALID_ARGUMENT && contains(hgca_last_error(), "dtype = -7"));
+    bad.dtype = HGCA_FLOAT32;
+    bad.numa_placement = (hgca_numa_placement)1000;
+    CHECK(hgca_create(&bad, &rt) == HGCA_INVALID_ARGUMENT && contains(hgca_last_error(), "numa_placement = 1000"));
+    bad.numa_placement = HGCA_NUMA_PLACEMENT_AUTO;
+    bad.store_writes = (hgca_store_writes)64;
+    CHECK(hgca_create(&bad, &rt) == HGCA_INVALID_ARGUMENT && contains(hgca_last_error(), "store_writes = 64"));
+    CHECK(rt == 0);
+  }
+  CHECK(contains(hgca_status_string((hgca_status)99), "unknown"));
 
   o.n_layers = kLayers;
   o.n_q_heads = kHq;
@@ -199,6 +221,14 @@ int hgca_test_c_smoke(void) {
   o.deterministic = 1;
   CHECK(hgca_create(&o, &rt) == HGCA_OK);
   CHECK(rt != 0);
+  {
+    hgca_options in_effect;
+    hgca_options_default(&in_effect);
+    CHECK(hgca_get_options(rt, &in_effect) == HGCA_OK);
+    CHECK(in_effect.n_layers == kLayers && in_effect.head_dim == kD && in_effect.dtype == HGCA_FLOAT32);
+    CHECK(in_effect.block_tokens == 4 && in_effect.deterministic == 1 && in_effect.threads == 2);
+    CHECK(hgca_get_options(rt, 0) == HGCA_INVALID_ARGUMENT && contains(hgca_last_error(), "out is null"));
+  }
 
   const uint64_t ids[2] = {7, 9};
   int64_t lengths[2] = {0, 0};

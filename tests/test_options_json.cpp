@@ -284,6 +284,13 @@ TEST(OptionsJson, HgcaConfigIsAppliedByCreate) {
     c.head_dim = 16;
     hgca_runtime* crt = nullptr;
     ASSERT_EQ(hgca_create(&c, &crt), HGCA_OK) << hgca_last_error();
+    hgca_options in_effect;
+    ASSERT_EQ(hgca_get_options(crt, &in_effect), HGCA_OK) << hgca_last_error();
+    EXPECT_EQ(in_effect.threads, 1);
+    EXPECT_EQ(in_effect.max_packed_heads, 2);
+    EXPECT_EQ(in_effect.kv_split_tokens, 512);
+    EXPECT_EQ(in_effect.isa, HGCA_ISA_PORTABLE);
+    EXPECT_EQ(in_effect.n_kv_heads, 4);
     hgca_destroy(crt);
   }
   {

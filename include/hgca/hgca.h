@@ -2,7 +2,9 @@
  *
  * Every function but hgca_options_default, hgca_destroy, hgca_status_string and hgca_last_error
  * returns an hgca_status; on failure hgca_last_error() gives a message naming the argument, the
- * value and what was expected (per calling thread, valid until its next failing call).
+ * value and what was expected: UTF-8, per calling thread, never NULL ("" before the thread's first
+ * failure), kept until the thread's next failing call (a call that succeeds leaves it as it was),
+ * the pointer valid until then.
  * Tensors are contiguous row-major in the runtime's dtype:
  *   q, out [total_tokens, n_q_heads, head_dim]; k, v [total_tokens, n_kv_heads, head_dim].
  */
@@ -113,6 +115,7 @@ typedef struct hgca_store_memory_stats {
 typedef struct hgca_runtime hgca_runtime;
 
 void hgca_options_default(hgca_options* options);
+/* A static string ("unknown status" for a value that is none of hgca_status's). */
 const char* hgca_status_string(hgca_status status);
 const char* hgca_last_error(void);
 
@@ -122,8 +125,13 @@ const char* hgca_last_error(void);
  * the file named by the environment variable HGCA_CONFIG over the options it is given. */
 hgca_status hgca_load_options_json(const char* path, hgca_options* inout);
 
+/* On failure *out is left as it was. */
 hgca_status hgca_create(const hgca_options* options, hgca_runtime** out);
+/* Waits for the runtime's work and frees it; NULL is ignored, destroying a runtime twice is
+ * undefined. */
 void hgca_destroy(hgca_runtime* runtime);
+/* The options the runtime runs with: those given to hgca_create, with HGCA_CONFIG's fields applied. */
+hgca_status hgca_get_options(const hgca_runtime* runtime, hgca_options* out);
 
 hgca_status hgca_add_sequence(hgca_runtime* runtime, uint64_t seq_id);
 hgca_status hgca_release_sequence(hgca_runtime* runtime, uint64_t seq_id);
@@ -157,6 +165,9 @@ hgca_status hgca_get_cpu_stats(const hgca_runtime* runtime, hgca_cpu_stats* out,
                                int32_t nodes_capacity);
 /* The NUMA node the sequence was assigned when added (hgca::Runtime::sequence_node). */
 hgca_status hgca_sequence_node(const hgca_runtime* runtime, uint64_t seq_id, int32_t* out);
+/* The sequence's whole history at `layer` (window and store) in token order, [length, n_kv_heads,
+ * head_dim] in the runtime's dtype: k_out and v_out hold hgca_sequence_length() × n_kv_heads ×
+ * head_dim elements each. Between steps only (HGCA_FAILED_PRECONDITION while a step is open). */
 hgca_status hgca_read_kv(const hgca_runtime* runtime, int32_t layer, uint64_t seq_id, void* k_out,
                          void* v_out);
 hgca_status hgca_synchronize(hgca_runtime* runtime);
