@@ -1,6 +1,7 @@
 // hgca-tune end to end on a tiny workload: --quick --json prints the promised keys, and the --out
 // file loads back through load_options_json.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -27,7 +28,7 @@ TEST(HgcaTune, QuickJsonOnATinyWorkload) {
   int status = -1;
   const std::string stdout_text =
       run(std::string(HGCA_TUNE_EXE) + " --quick --json --q-heads 8 --kv-heads 2 --head-dim 64 --dtype f16 --context 4096"
-          " --selected-fraction 0.2 --batch 2 --working-set-mb 32 --repeats 3 --kv-split 0,512 --out " + out + " --svg " + svg + " 2>/dev/null",
+          " --selected-fraction 0.2 --batch 2 --working-set-mb 32 --repeats 3 --kv-split 512,0,512 --out " + out + " --svg " + svg + " 2>/dev/null",
           &status);
   ASSERT_EQ(status, 0) << stdout_text;
   const auto report = nlohmann::json::parse(stdout_text);  // one object, nothing else on stdout
@@ -38,6 +39,12 @@ TEST(HgcaTune, QuickJsonOnATinyWorkload) {
   std::set<int> splits;  // the comma-separated list swept both
   for (const auto& r : report.at("ranked")) splits.insert(r.at("kv_split_tokens").get<int>());
   EXPECT_EQ(splits, (std::set<int>{0, 512}));
+  std::set<std::string> configs;  // a value given twice is measured once
+  for (const auto& r : report.at("ranked")) {
+    const std::string c = r.at("isa").dump() + r.at("kv_split_tokens").dump() + r.at("max_packed_heads").dump() +
+                          r.at("numa_placement").dump();
+    EXPECT_TRUE(configs.insert(c).second) << "ranked twice: " << c;
+  }
   EXPECT_FALSE(report.at("topology").at("nodes").empty());
   std::ifstream meminfo("/proc/meminfo");  // the machine's memory, as the kernel counts it
   std::string key;
@@ -81,23 +88,66 @@ TEST(HgcaTune, QuickJsonOnATinyWorkload) {
   std::filesystem::remove(svg);
 }
 
+// A malformed command line, flags that contradict each other included, is a usage error: status 2,
+// before anything is measured.
 TEST(HgcaTune, BadFlagsAreNamed) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--q-heads 8 --kv-heads 3", "--kv-heads: expected a divisor of --q-heads 8, got 3"},
+      {"--head-dim 12", "--head-dim: expected a multiple of 8 from 8 to 256, got 12"},
+      {"--dtype xyz", "--dtype: xyz not in"},
+      {"--placement auto,bogus", "--placement: bogus not in"},
+      {"--out t.json --svg ./t.json", "--out t.json and --svg ./t.json name the same file"},
+  };
+  for (const auto& [flags, expected] : cases) {
+    int status = -1;
+    const std::string text = run(std::string(HGCA_TUNE_EXE) + " " + flags + " 2>&1", &status);
+    ASSERT_TRUE(WIFEXITED(status)) << flags;
+    EXPECT_EQ(WEXITSTATUS(status), 2) << flags;
+    EXPECT_NE(text.find(expected), std::string::npos) << flags << ": " << text;
+    EXPECT_NE(text.find("error (usage)"), std::string::npos) << flags << ": " << text;
+  }
+}
+
+// What the run writes arrives whole or the run fails: a --out file that cannot be written keeps
+// what it held, a report lost to a full stdout fails the run, and a closed stderr (no progress
+// shown) does not end it.
+TEST(HgcaTune, OutputThatDoesNotArriveFailsTheRunAndKeepsTheOldFile) {
+  const std::string tiny = std::string(HGCA_TUNE_EXE) + " --quick --threads 1 --kv-split 0 --max-packed-heads 0"
+                           " --repeats 1 --working-set-mb 8 --context 1024 --batch 1";
+  const auto out = std::filesystem::temp_directory_path() / ("hgca_tune_keep_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(out) << "{\"threads\": 3}\n";
   int status = -1;
-  const std::string text = run(std::string(HGCA_TUNE_EXE) + " --q-heads 8 --kv-heads 3 2>&1", &status);
-  EXPECT_NE(status, 0);
-  EXPECT_NE(text.find("--kv-heads = 3"), std::string::npos) << text;
+  // A file size limit of 0 (SIGXFSZ ignored): every write to a file fails, the pipe still works.
+  std::string text = run("bash -c \"trap '' XFSZ; ulimit -f 0; " + tiny + " --out " + out.string() + "\" 2>&1", &status);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << text;
+  EXPECT_NE(text.find("cannot write the file"), std::string::npos) << text;
+  EXPECT_NE(text.find("Ranked"), std::string::npos) << "the results are printed before the failure:\n" << text;
+  std::ifstream kept(out);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "{\"threads\": 3}\n");
+  std::filesystem::remove(out);
+  for (const auto& dir : std::filesystem::directory_iterator(out.parent_path())) {  // no temporary file left
+    EXPECT_FALSE(dir.path().filename().string().starts_with(out.filename().string())) << dir.path();
+  }
+
+  text = run(tiny + " --json 2>&1 >/dev/full", &status);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << text;
+  EXPECT_NE(text.find("writing the output to stdout failed"), std::string::npos) << text;
+
+  text = run(tiny + " --json 2>&-", &status);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_TRUE(nlohmann::json::parse(text).contains("best_config"));
 }
 
 // Values the sweep could not use, or would silently replace, end the run before it starts, with the
 // flag named; so does a workload too large for the machine's memory (not an abort).
 TEST(HgcaTune, ValuesItCannotUseAreRefusedByName) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"--head-dim 12", "--head-dim = 12"},
       {"--selected-fraction nan", "--selected-fraction: expected a number from 1e-06 to 1, got nan"},
       {"--kv-split -5", "--kv-split: expected an integer from 0 to 2147483647, got -5"},
       {"--max-packed-heads 1,-3", "--max-packed-heads: expected an integer from 0 to 2147483647, got -3"},
       {"--repeats 0", "--repeats"},
       {"--working-set-mb 0.001", "--working-set-mb"},
+      {"--working-set-mb 1000000", "--working-set-mb 1000000 takes 976.6 GiB"},
       {"--threads 100000", "--threads 100000"},
       {"--out /nonexistent-dir/x.json", "--out /nonexistent-dir/x.json"},
       {"--out /tmp", "--out /tmp: is a directory"},

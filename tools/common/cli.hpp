@@ -19,6 +19,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "output.hpp"
+
 namespace hgca::tools {
 
 /// An integer of T from lo to hi, written in decimal: "expected an integer from lo to hi, got …".
@@ -81,7 +83,7 @@ inline CLI::Validator number() {
 
 /// Prints "<app name>: error (usage): <message>" and a pointer to --help; returns the status (2).
 inline int usage_error(const CLI::App& app, const std::string& message) {
-  fmt::print(stderr, "{}: error (usage): {}\nRun with --help for more information.\n", app.get_name(), message);
+  eprint("{}: error (usage): {}\nRun with --help for more information.\n", app.get_name(), message);
   return 2;
 }
 

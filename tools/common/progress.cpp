@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "output.hpp"
+
 namespace hgca::tools {
 
 ProgressBar::ProgressBar(std::string label, int64_t total, bool enabled)
@@ -32,7 +34,7 @@ void ProgressBar::update(int64_t done) {
     const auto quarter = static_cast<int>(done * 4 / total_);
     if (quarter > last_quarter_) {
       last_quarter_ = quarter;
-      fmt::print(stderr, "{}: {}/{} ({}%), {:.1f} s\n", label_, done, total_, done * 100 / total_, elapsed_s());
+      eprint("{}: {}/{} ({}%), {:.1f} s\n", label_, done, total_, done * 100 / total_, elapsed_s());
     }
   }
 }
@@ -41,7 +43,7 @@ void ProgressBar::draw(int64_t done) {
   constexpr int kWidth = 30;
   drawn_ = done;
   const auto filled = static_cast<int>(done * kWidth / total_);
-  fmt::print(stderr, "\r{} [{:=<{}}{:<{}}] {}/{} {:.1f} s", label_, "", filled, done < total_ ? ">" : "",
+  eprint("\r{} [{:=<{}}{:<{}}] {}/{} {:.1f} s", label_, "", filled, done < total_ ? ">" : "",
              kWidth - filled, done, total_, elapsed_s());
   std::fflush(stderr);
 }
@@ -51,9 +53,9 @@ void ProgressBar::finish() {
   finished_ = true;
   if (tty_) {
     if (drawn_ != done_) draw(done_);  // the throttle may have skipped the last update
-    fmt::print(stderr, "\n");
+    eprint("\n");
   } else if (done_ < total_) {
-    fmt::print(stderr, "{}: stopped at {}/{}, {:.1f} s\n", label_, done_, total_, elapsed_s());
+    eprint("{}: stopped at {}/{}, {:.1f} s\n", label_, done_, total_, elapsed_s());
   }
 }
 

@@ -31,6 +31,7 @@
 #include "model/tokenizer.hpp"
 #include "common/cli.hpp"
 #include "common/memory.hpp"
+#include "common/output.hpp"
 #include "common/progress.hpp"
 #include "devmem/devmem.hpp"
 #include "synthetic.hpp"
@@ -365,7 +366,7 @@ void print_json(const Summary& s) {
 }
 
 int fail(const Status& status) {
-  fmt::print(stderr, "hgca-decode: error ({}): {}\n", hgca::to_string(status.code()), status.message());
+  hgca::tools::eprint("hgca-decode: error ({}): {}\n", hgca::to_string(status.code()), status.message());
   return 1;
 }
 
@@ -405,7 +406,7 @@ int run_model(const Cli& cli) {
   bar.finish();
   if (!status) return fail(status);
   if (std::cmp_less(gen.steps, g.prompt_tokens.size())) {
-    fmt::print(stderr, "hgca-decode: warning: --steps {} runs {} positions, fewer than the prompt's {} tokens (BOS "
+    hgca::tools::eprint("hgca-decode: warning: --steps {} runs {} positions, fewer than the prompt's {} tokens (BOS "
                "included): the prompt was cut and nothing was generated\n", cli.steps, gen.steps, g.prompt_tokens.size());
   }
 
@@ -653,22 +654,15 @@ int main(int argc, char** argv) {
                       : cli.cuda_wait == "yield" ? hgca::devmem::HostWait::kYield
                                                  : hgca::devmem::HostWait::kBlocking;
     if (const Status st = hgca::devmem::set_host_wait(wait); !st) {
-      fmt::print(stderr, "hgca-decode: error: --cuda-wait {}: {}\n", cli.cuda_wait, st.message());
+      hgca::tools::eprint("hgca-decode: error: --cuda-wait {}: {}\n", cli.cuda_wait, st.message());
       return 1;
     }
   }
   try {
-    const int rc = cli.model_path.empty() ? run_synthetic(cli) : run_model(cli);
     // Output that did not reach its file (a full disk, a closed pipe) fails the run.
-    const int flush_error = std::fflush(stdout) != 0 ? errno : 0;
-    if (flush_error != 0 || std::ferror(stdout)) {
-      fmt::print(stderr, "hgca-decode: error: writing the output to stdout failed ({})\n",
-                 flush_error != 0 ? std::strerror(flush_error) : "a write error");
-      return 1;
-    }
-    return rc;
+    return hgca::tools::finish_stdout("hgca-decode", cli.model_path.empty() ? run_synthetic(cli) : run_model(cli));
   } catch (const std::exception& e) {  // allocation failures and the like, from the tool's own code
-    fmt::print(stderr, "hgca-decode: error: {}\n", e.what());
+    hgca::tools::eprint("hgca-decode: error: {}\n", e.what());
     return 1;
   }
 }

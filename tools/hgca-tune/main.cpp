@@ -2,6 +2,7 @@
 // engine's own pool, sweeps the CPU engine's parameters on a workload shaped like the user's model,
 // and writes the best configuration as the JSON that hgca::load_options_json (and HGCA_CONFIG) reads.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -27,6 +28,7 @@
 #include "bandwidth.hpp"
 #include "common/cli.hpp"
 #include "common/memory.hpp"
+#include "common/output.hpp"
 #include "common/progress.hpp"
 #include "config_json.hpp"
 #include "cpu/pool.hpp"
@@ -77,6 +79,19 @@ std::optional<NumaPlacement> parse_placement(const std::string& s) {
 
 [[noreturn]] void fail(const std::string& message);
 
+/// The file `path` names, absolute: through its links, a dangling one's too (where writing it
+/// makes the file).
+std::filesystem::path file_named(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
+    const fs::path to = fs::read_symlink(p, ec);
+    p = to.is_absolute() ? to : p.parent_path() / to;
+  }
+  return fs::weakly_canonical(p, ec);
+}
+
 /// Fails unless `path` can be written, by trying (permissions alone do not say: root passes every
 /// access() check, and /proc refuses new files to root too): a file there is opened for appending,
 /// so that it stays as it is until the sweep has run (O_NONBLOCK: a FIFO without a reader fails
@@ -91,13 +106,7 @@ void check_writable(const char* flag, const std::string& path) {
     ::close(fd);
     return;
   }
-  fs::path target = path;
-  if (fs::is_symlink(fs::symlink_status(path, ec))) {  // dangling: the file would be made where it points
-    const fs::path to = fs::read_symlink(path, ec);
-    target = to.is_absolute() ? to : fs::path(path).parent_path() / to;
-  }
-  target = fs::weakly_canonical(target, ec);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const fs::path dir = file_named(path).parent_path();
   std::string probe = (dir / ".hgca-tune-probe-XXXXXX").string();
   const int fd = ::mkstemp(probe.data());
   if (fd < 0) fail(fmt::format("{} {}: cannot write into {} ({})", flag, path, dir.string(), std::strerror(errno)));
@@ -107,8 +116,44 @@ void check_writable(const char* flag, const std::string& path) {
 
 [[noreturn]] void fail(const std::string& message) {
   std::fflush(stdout);  // what was printed (a report whose files could not be written) comes first
-  fmt::print(stderr, "hgca-tune: {}\n", message);
+  hgca::tools::eprint("hgca-tune: {}\n", message);
   std::exit(1);
+}
+
+/// Writes `text` to `path` whole or not at all: a regular file (or a new one) through a temporary
+/// file beside it that is renamed over it, so that a failed write (a full disk) leaves what was
+/// there; anything else (a FIFO, /dev/stdout) is written in place. Returns why it failed, or "".
+std::string write_whole(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path target = file_named(path);  // through links: the file they name is replaced
+  const fs::file_status status = fs::status(target, ec);
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    std::ofstream f(path);
+    f << text;
+    return f.flush() ? "" : std::strerror(errno);
+  }
+  std::string temp = target.string() + ".XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) return std::strerror(errno);
+  // The mode a new file would get (mkstemp's is 0600), or the old file's.
+  const mode_t umask_now = ::umask(0);
+  ::umask(umask_now);
+  ::fchmod(fd, fs::exists(status) ? static_cast<mode_t>(status.permissions()) : (0666 & ~umask_now));
+  std::size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    written += static_cast<std::size_t>(n);
+  }
+  const int write_error = written == text.size() ? 0 : errno != 0 ? errno : EIO;
+  if (::close(fd) != 0 || write_error != 0 || ::rename(temp.c_str(), target.c_str()) != 0) {
+    const int e = write_error != 0 ? write_error : errno;
+    ::unlink(temp.c_str());
+    return std::strerror(e);
+  }
+  return "";
 }
 
 std::unique_ptr<hgca::cpu::Pool> make_pool(const std::shared_ptr<const hgca::cpu::Topology>& topo, int threads_per_node) {
@@ -155,13 +200,10 @@ json config_json(const EngineConfig& c) {
 
 /// Everything after the command line: errors end the program through fail().
 int run(Cli& cli) {
-  if (cli.shape.head_dim % 8 != 0) fail(fmt::format("--head-dim = {}, expected a multiple of 8 from 8 to 256", cli.shape.head_dim));
   // Before the sweep, not after it.
   if (!cli.out.empty()) check_writable("--out", cli.out);
   if (!cli.svg.empty()) check_writable("--svg", cli.svg);
-  auto dtype = parse_dtype(cli.dtype);
-  if (!dtype) fail(fmt::format("--dtype = {}, expected bf16, f16 (fp16) or f32 (fp32)", cli.dtype));
-  cli.shape.dtype = *dtype;
+  cli.shape.dtype = *parse_dtype(cli.dtype);  // checked by the command line's parser
   {
     // The workload holds at least two layers' selected K+V, and each sequence's queries and outputs.
     const double gib = hgca::tools::kGiB, ram = hgca::tools::usable_memory_gib();
@@ -175,8 +217,12 @@ int run(Cli& cli) {
                        cli.shape.head_dim, cli.shape.q_heads, need, ram));
     }
   }
-  if (cli.shape.q_heads % cli.shape.kv_heads != 0) {
-    fail(fmt::format("--kv-heads = {}, expected a divisor of --q-heads = {}", cli.shape.kv_heads, cli.shape.q_heads));
+  if (cli.working_set_mb > 0) {
+    const double ram = hgca::tools::usable_memory_gib(), need = cli.working_set_mb / 1024.0;
+    if (need > ram / 2) {  // the DRAM buffers and the workload's layers, each about this size
+      fail(fmt::format("--working-set-mb {} takes {:.1f} GiB twice over (DRAM buffers and the workload), more than the "
+                       "{:.1f} GiB of memory this process may use; lower it", cli.working_set_mb, need, ram));
+    }
   }
   const bool progress = !cli.json || isatty(fileno(stderr)) != 0;
 
@@ -225,11 +271,14 @@ int run(Cli& cli) {
   if (packs.empty()) packs = cli.quick ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 4, 8};
   std::vector<int> splits = cli.kv_split;
   if (splits.empty()) splits = cli.quick ? std::vector<int>{0, 2048} : std::vector<int>{0, 512, 2048, 8192};
+  for (auto* list : {&packs, &splits}) {  // a value given twice would be measured and ranked twice
+    std::sort(list->begin(), list->end());
+    list->erase(std::unique(list->begin(), list->end()), list->end());
+  }
   std::vector<NumaPlacement> placements;
   for (const auto& p : cli.placements) {
-    auto parsed = parse_placement(p);
-    if (!parsed) fail(fmt::format("--placement {}: expected auto, balanced or gpu_local", p));
-    placements.push_back(*parsed);
+    const NumaPlacement parsed = *parse_placement(p);  // checked by the command line's parser
+    if (std::find(placements.begin(), placements.end(), parsed) == placements.end()) placements.push_back(parsed);
   }
   if (placements.empty()) {
     placements = {NumaPlacement::kAuto};
@@ -321,7 +370,7 @@ int run(Cli& cli) {
     }
   }
   if (fastest->gbps > 1.2 * fastest->dram_gbps) {
-    fmt::print(stderr, "hgca-tune: warning: at {} threads per node the engine read {:.1f} GB/s, more than the DRAM read "
+    hgca::tools::eprint("hgca-tune: warning: at {} threads per node the engine read {:.1f} GB/s, more than the DRAM read "
                "measured at those threads ({:.1f} GB/s): a measurement was disturbed (another load on this machine?); "
                "run again before trusting dram_read_gbps and engine_gbps\n", fastest->config.threads_per_node,
                fastest->gbps, fastest->dram_gbps);
@@ -362,9 +411,9 @@ int run(Cli& cli) {
   // the sweep's results are printed, not lost.
   std::vector<std::string> write_failures;
   if (!cli.out.empty()) {
-    std::ofstream f(cli.out);
-    f << best_config.dump(2) << "\n";
-    if (!f.flush()) write_failures.push_back(fmt::format("--out {}: cannot write the file", cli.out));
+    if (const std::string e = write_whole(cli.out, best_config.dump(2) + "\n"); !e.empty()) {
+      write_failures.push_back(fmt::format("--out {}: cannot write the file ({}); what was there is kept", cli.out, e));
+    }
   }
 
   // --- the plot ---
@@ -378,11 +427,12 @@ int run(Cli& cli) {
                                           topo->node_count(), topo->total_cores(), cli.shape.q_heads, cli.shape.kv_heads,
                                           cli.shape.head_dim, hgca::to_string(cli.shape.dtype),
                                           cli.shape.selected_fraction * 100, cli.shape.context);
-    std::ofstream f(cli.svg);
-    f << hgca::tune::svg_line_plot(title, "threads per node", "GB/s",
-                                   {{"DRAM read (engine's pool)", "#1f77b4", dram_pts},
-                                    {"sparse attention, K+V selected", "#d62728", engine_pts}});
-    if (!f.flush()) write_failures.push_back(fmt::format("--svg {}: cannot write the file", cli.svg));
+    const std::string svg = hgca::tune::svg_line_plot(title, "threads per node", "GB/s",
+                                                      {{"DRAM read (engine's pool)", "#1f77b4", dram_pts},
+                                                       {"sparse attention, K+V selected", "#d62728", engine_pts}});
+    if (const std::string e = write_whole(cli.svg, svg); !e.empty()) {
+      write_failures.push_back(fmt::format("--svg {}: cannot write the file ({}); what was there is kept", cli.svg, e));
+    }
   }
 
   // --- report ---
@@ -486,7 +536,8 @@ int main(int argc, char** argv) {
   app.add_option("--q-heads", cli.shape.q_heads, "query heads Hq")->capture_default_str()->transform(positive);
   app.add_option("--kv-heads", cli.shape.kv_heads, "KV heads Hkv (divides Hq)")->capture_default_str()->transform(positive);
   app.add_option("--head-dim", cli.shape.head_dim, "head dim D (a multiple of 8 from 8 to 256)")->capture_default_str()->transform(hgca::tools::integer_in<int32_t>(8, 256));
-  app.add_option("--dtype", cli.dtype, "KV dtype: bf16, f16 (or fp16) or f32 (or fp32)")->capture_default_str();
+  app.add_option("--dtype", cli.dtype, "KV dtype: bf16, f16 (or fp16) or f32 (or fp32)")->capture_default_str()
+      ->check(CLI::IsMember({"bf16", "f16", "fp16", "f32", "fp32"}));
   app.add_option("--context", cli.shape.context, "store tokens per sequence")->capture_default_str()
       ->transform(hgca::tools::integer_in<int64_t>(1, int64_t{1} << 40));
   app.add_option("--selected-fraction", cli.shape.selected_fraction,
@@ -504,7 +555,8 @@ int main(int argc, char** argv) {
                  "(default 0 1 2 4 8, quick 0 1)")->transform(non_negative)->delimiter(',');
   app.add_option("--kv-split", cli.kv_split, "KV split sizes in tokens to sweep, 0 = the engine chooses (default 0 512 2048 8192, quick 0 2048)")
       ->transform(non_negative)->delimiter(',');
-  app.add_option("--placement", cli.placements, "placements to sweep: auto balanced gpu_local (default: all that differ here)")->delimiter(',');
+  app.add_option("--placement", cli.placements, "placements to sweep: auto balanced gpu_local (default: all that differ here)")
+      ->delimiter(',')->check(CLI::IsMember({"auto", "balanced", "gpu_local"}));
   app.add_option("--working-set-mb", cli.working_set_mb,
                  "bytes each measurement streams over, in MiB, at least 1 (default 4x the last-level cache, quick "
                  "2x, and at least 256; a set the caches hold measures the caches, not DRAM)")
@@ -513,8 +565,19 @@ int main(int argc, char** argv) {
   app.add_option("--gpu-pci-bus-id", cli.gpu_pci_bus_id, "the GPU whose node to prefer (default: the first NVIDIA GPU hwloc finds)");
   app.add_option("--gpu-cpus", cli.gpu_cpus, "the GPU's local CPUs as a list (\"0-15\"), where hwloc cannot see the GPU");
   if (const auto status = hgca::tools::parse(app, argc, argv)) return *status;
+  if (cli.shape.head_dim % 8 != 0) {
+    return hgca::tools::usage_error(app, fmt::format("--head-dim: expected a multiple of 8 from 8 to 256, got {}", cli.shape.head_dim));
+  }
+  if (cli.shape.q_heads % cli.shape.kv_heads != 0) {
+    return hgca::tools::usage_error(app, fmt::format("--kv-heads: expected a divisor of --q-heads {}, got {}",
+                                                     cli.shape.q_heads, cli.shape.kv_heads));
+  }
+  if (!cli.out.empty() && !cli.svg.empty() && file_named(cli.out) == file_named(cli.svg)) {
+    return hgca::tools::usage_error(app, fmt::format("--out {} and --svg {} name the same file", cli.out, cli.svg));
+  }
   try {
-    return run(cli);
+    // What was printed must have arrived: a report lost to a full disk is a failed run.
+    return hgca::tools::finish_stdout("hgca-tune", run(cli));
   } catch (const std::bad_alloc&) {
     const std::string ws = cli.working_set_mb > 0 ? fmt::format(" or --working-set-mb {}", cli.working_set_mb) : "";
     fail(fmt::format("host memory exhausted: the workload (--batch {} --context {}){} is too large for this machine",
