@@ -85,6 +85,20 @@ TEST(HgcaDecode, OutputThatCannotBeWrittenFailsTheRun) {
   EXPECT_NE(text.find("writing the output to stdout failed"), std::string::npos) << text;
 }
 
+// Progress and messages that cannot reach stderr (closed, or a full disk) do not end the run: it
+// finishes with its status, never an abort.
+TEST(HgcaDecode, AStderrThatCannotBeWrittenDoesNotEndTheRun) {
+  for (const char* redirect : {"2>&-", "2>/dev/full"}) {
+    int status = -1;
+    std::string text = hgca::test::run(
+        std::string(HGCA_DECODE_EXE) + " --backend host --context 64 --decode-steps 2 --json " + redirect, &status);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << redirect << ": status " << status;
+    EXPECT_TRUE(nlohmann::json::parse(text).contains("tbt_ms_p50")) << redirect;
+    text = hgca::test::run(std::string(HGCA_DECODE_EXE) + " --threads abc " + redirect, &status);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << redirect << ": status " << status;
+  }
+}
+
 // --steps counts the prompt's positions (run.c's rule): fewer than the prompt runs part of it and
 // generates nothing, which the user is told.
 TEST(HgcaDecode, StepsShorterThanThePromptAreReported) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -252,6 +253,10 @@ class LoaderErrorTest : public ::testing::Test {
     std::ifstream in(source, std::ios::binary);
     std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     data.resize(std::min(bytes, data.size()));
+    return file_with(data);
+  }
+  // A temporary file holding `data`.
+  std::string file_with(const std::string& data) {
     scratch_ = (std::filesystem::temp_directory_path() /
                 ("hgca_model_test_" + std::to_string(::getpid()) + "_" +
                  ::testing::UnitTest::GetInstance()->current_test_info()->name()))
@@ -303,6 +308,42 @@ TEST_F(LoaderErrorTest, TruncatedTokenizer) {
   EXPECT_NE(status.message().find(path), std::string::npos) << status.message();
   EXPECT_NE(status.message().find("expected"), std::string::npos) << status.message();
   EXPECT_EQ(tok, nullptr);
+}
+
+/// A tokenizer file as llama2.c writes it: max_token_length, then per token its score, length, bytes.
+std::string tokenizer_bytes(int32_t max_token_length, const std::vector<std::pair<int32_t, std::string>>& tokens) {
+  std::string out;
+  const auto put = [&out](const auto& v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(max_token_length);
+  for (const auto& [length, piece] : tokens) {
+    put(0.0f);
+    put(length);
+    out += piece;
+  }
+  return out;
+}
+
+// Lengths a corrupt file claims are checked against the file before anything is allocated.
+TEST_F(LoaderErrorTest, TokenizerLengthsTheFileCannotHoldAreRefused) {
+  std::unique_ptr<Tokenizer> tok;
+  Status status = Tokenizer::load(file_with(tokenizer_bytes(-1, {{1, "a"}})), 1, &tok);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("max_token_length = -1, expected ≥ 0"), std::string::npos) << status.message();
+  const int32_t huge = std::numeric_limits<int32_t>::max();
+  status = Tokenizer::load(file_with(tokenizer_bytes(huge, {{huge, "abc"}})), 1, &tok);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("expected 2147483647 bytes of token 0, the file ends first"), std::string::npos)
+      << status.message();
+  EXPECT_EQ(tok, nullptr);
+}
+
+// A vocabulary too small for the byte tokens (ids 3..258) encodes what it lacks as <unk>.
+TEST_F(LoaderErrorTest, ASmallVocabularyEncodesUnknownBytesAsUnk) {
+  std::unique_ptr<Tokenizer> tok;
+  const Status status = Tokenizer::load(file_with(tokenizer_bytes(5, {{5, "<unk>"}, {3, "<s>"}, {4, "</s>"}, {1, "o"}})), 4, &tok);
+  ASSERT_TRUE(status.is_ok()) << status.message();
+  const std::vector<int32_t> tokens = tok->encode("Zoo", /*bos=*/true, /*eos=*/false);
+  EXPECT_EQ(tokens, (std::vector<int32_t>{kBosToken, kUnkToken, kUnkToken, 3, 3}));  // BOS, " ", "Z", "o", "o"
 }
 
 TEST_F(LoaderErrorTest, MissingTokenizerIsNotFound) {

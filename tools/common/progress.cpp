@@ -59,6 +59,13 @@ void ProgressBar::finish() {
   }
 }
 
+void ProgressBar::complete() {
+  if (!enabled_ || finished_) return;
+  total_ = std::max<int64_t>(done_, 1);
+  update(done_);  // its 100 % line or bar
+  finish();
+}
+
 double ProgressBar::elapsed_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }

@@ -18,6 +18,9 @@ class ProgressBar {
   void update(int64_t done);
   /// Ends the bar (idempotent); a plain log gets a last line when the work ended short of total.
   void finish();
+  /// Ends the bar with the work complete at what was done: it ended before total by its own rule
+  /// (the model ended the story), which is no stop.
+  void complete();
 
  private:
   void draw(int64_t done);

@@ -132,8 +132,8 @@ int32_t threads_used(const hgca::Runtime& runtime) {
 }
 
 hgca::DType parse_dtype(const std::string& name) {
-  if (name == "f32") return hgca::DType::kFloat32;
-  if (name == "f16") return hgca::DType::kFloat16;
+  if (name == "f32" || name == "fp32") return hgca::DType::kFloat32;
+  if (name == "f16" || name == "fp16") return hgca::DType::kFloat16;
   return hgca::DType::kBFloat16;
 }
 
@@ -403,8 +403,11 @@ int run_model(const Cli& cli) {
   if (!status) return fail(status);
   Generation g;
   status = generate_greedy(model, *tokenizer, *attention, kSeq, cli.prompt, gen, &g);
-  bar.finish();
-  if (!status) return fail(status);
+  if (!status) {
+    bar.finish();  // says where it stopped, before the error
+    return fail(status);
+  }
+  bar.complete();
   if (std::cmp_less(gen.steps, g.prompt_tokens.size())) {
     hgca::tools::eprint("hgca-decode: warning: --steps {} runs {} positions, fewer than the prompt's {} tokens (BOS "
                "included): the prompt was cut and nothing was generated\n", cli.steps, gen.steps, g.prompt_tokens.size());
@@ -576,7 +579,8 @@ int main(int argc, char** argv) {
 
   const std::string exec_group = "Execution";
   app.add_option("--dtype", cli.dtype, "element type of q, k, v and the KV cache (default: f32 with --model, bf16 "
-                 "for the synthetic workload)")->check(CLI::IsMember({"f32", "bf16", "f16"}))->group(exec_group);
+                 "for the synthetic workload; fp32 and fp16 name f32 and f16 too, as in hgca-tune)")
+      ->check(CLI::IsMember({"f32", "bf16", "f16", "fp32", "fp16"}))->group(exec_group);
   app.add_option("--backend", cli.backend, "where the window lives and is attended: cuda (the GPU; "
                  "device memory, asynchronous), host (all on the CPU), auto (cuda when this build has CUDA and "
                  "a GPU is usable, else host)")->capture_default_str()

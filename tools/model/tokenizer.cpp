@@ -41,12 +41,20 @@ Status Tokenizer::load(const std::string& path, int32_t vocab_size, std::unique_
   const auto read = [&in](void* dst, std::size_t bytes) {
     return static_cast<bool>(in.read(static_cast<char*>(dst), static_cast<std::streamsize>(bytes)));
   };
+  // The file's size bounds every length it claims: a corrupt one must not make us allocate gigabytes.
+  in.seekg(0, std::ios::end);
+  const auto file_bytes = static_cast<int64_t>(in.tellg());
+  in.seekg(0);
   std::unique_ptr<Tokenizer> tok(new Tokenizer());
   int32_t max_token_length = 0;
   if (!read(&max_token_length, sizeof max_token_length)) {
     return {StatusCode::kInvalidArgument,
             fmt::format("tokenizer '{}': expected an int32 max_token_length, found a file of fewer than 4 bytes",
                         path)};
+  }
+  if (max_token_length < 0) {
+    return {StatusCode::kInvalidArgument,
+            fmt::format("tokenizer '{}': max_token_length = {}, expected ≥ 0", path, max_token_length)};
   }
   tok->pieces_.resize(static_cast<std::size_t>(vocab_size));
   tok->scores_.resize(static_cast<std::size_t>(vocab_size));
@@ -62,6 +70,10 @@ Status Tokenizer::load(const std::string& path, int32_t vocab_size, std::unique_
       return {StatusCode::kInvalidArgument,
               fmt::format("tokenizer '{}': token {} has length {}, expected 0..{} (max_token_length)", path, i, len,
                           max_token_length)};
+    }
+    if (const int64_t left = file_bytes - static_cast<int64_t>(in.tellg()); len > left) {
+      return {StatusCode::kInvalidArgument,
+              fmt::format("tokenizer '{}': expected {} bytes of token {}, the file ends first", path, len, i)};
     }
     std::string& piece = tok->pieces_[static_cast<std::size_t>(i)];
     piece.resize(static_cast<std::size_t>(len));
@@ -88,9 +100,15 @@ int32_t Tokenizer::lookup(std::string_view piece) const {
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool bos, bool eos) const {
   std::vector<int32_t> tokens;
   if (bos) tokens.push_back(kBosToken);
+  // Byte fallback: the first 3 ids are <unk>, <s>, </s>, then one token per byte; <unk> where the
+  // vocabulary is too small to hold them.
+  const auto byte_token = [this](char byte) {
+    const int32_t id = static_cast<unsigned char>(byte) + 3;
+    return id < vocab_size() ? id : kUnkToken;
+  };
   if (!text.empty()) {
     const int32_t dummy_prefix = lookup(" ");
-    tokens.push_back(dummy_prefix >= 0 ? dummy_prefix : ' ' + 3);
+    tokens.push_back(dummy_prefix >= 0 ? dummy_prefix : byte_token(' '));
   }
   // Code points: a lead byte starts one, continuation bytes (10xxxxxx) join it, at most 4 bytes.
   std::string buffer;
@@ -103,8 +121,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool bos, bool eos
     if (id >= 0) {
       tokens.push_back(id);
     } else {
-      // Byte fallback: the first 3 ids are <unk>, <s>, </s>, then one token per byte.
-      for (char byte : buffer) tokens.push_back(static_cast<unsigned char>(byte) + 3);
+      for (char byte : buffer) tokens.push_back(byte_token(byte));
     }
     buffer.clear();
   }

@@ -12,6 +12,7 @@
 
 namespace hgca::model {
 
+inline constexpr int32_t kUnkToken = 0;
 inline constexpr int32_t kBosToken = 1;
 inline constexpr int32_t kEosToken = 2;
 
