@@ -58,7 +58,10 @@ TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {
       // cannot take is named as such, before any memory estimate.
       {"--backend host --window-blocks 262144 --head-dim 256 --q-heads 16 --kv-heads 16 --layers 64 --context 64 "
        "--decode-steps 1", "--window-blocks 262144"},
-      {"--backend host --head-dim 100000", "head_dim = 100000"},
+      {"--backend host --head-dim 100000", "head_dim = 100000, expected a multiple of 8 in [8, 256] (set by --head-dim)"},
+      // The runtime's refusals name the flag that set the field.
+      {"--backend host --window-blocks 0", "window_blocks = 0, expected ≥ 1 (set by --window-blocks)"},
+      {"--backend host --alpha 2", "(set by --alpha)"},
   };
   hgca::test::expect_refused(HGCA_DECODE_EXE, cases);
 }

@@ -14,7 +14,9 @@
 #include <numeric>
 #include <optional>
 #include <ranges>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -370,6 +372,30 @@ int fail(const Status& status) {
   return 1;
 }
 
+/// fail() for the runtime refusing its options: a message that starts with an Options field
+/// ("window_blocks = 0, …") also names the flag that set it (the model's shape comes from its
+/// checkpoint, the synthetic workload's from flags).
+int fail_options(const Status& status, bool synthetic) {
+  static constexpr std::pair<std::string_view, std::string_view> kShape[] = {
+      {"n_layers", "--layers"}, {"n_q_heads", "--q-heads"}, {"n_kv_heads", "--kv-heads"}, {"head_dim", "--head-dim"}};
+  static constexpr std::pair<std::string_view, std::string_view> kMethod[] = {
+      {"window_blocks", "--window-blocks"}, {"block_tokens", "--block-tokens"}, {"alpha", "--alpha"},
+      {"beta", "--beta"}, {"min_keep", "--min-keep"}, {"reeval_min_tokens", "--reeval-min-tokens"},
+      {"heads_per_task", "--heads-per-task"}, {"threads", "--threads"}, {"staging_limit_bytes", "--staging-mib"}};
+  const std::string_view message = status.message();
+  const auto set_by = [&](std::span<const std::pair<std::string_view, std::string_view>> fields) -> std::string_view {
+    for (const auto& [field, flag] : fields) {
+      if (message.starts_with(field) && message.substr(field.size()).starts_with(" =")) return flag;
+    }
+    return {};
+  };
+  std::string_view flag = set_by(kMethod);
+  if (flag.empty() && synthetic) flag = set_by(kShape);
+  if (flag.empty()) return fail(status);
+  hgca::tools::eprint("hgca-decode: error ({}): {} (set by {})\n", hgca::to_string(status.code()), message, flag);
+  return 1;
+}
+
 bool progress_enabled(const Cli& cli) { return !cli.json || isatty(fileno(stderr)) != 0; }
 
 int run_model(const Cli& cli) {
@@ -390,7 +416,7 @@ int run_model(const Cli& cli) {
   o.dtype = parse_dtype(cli.dtype.empty() ? "f32" : cli.dtype);
   std::unique_ptr<HgcaAttention> attention;
   status = HgcaAttention::create(o, &attention);
-  if (!status) return fail(status);
+  if (!status) return fail_options(status, /*synthetic=*/false);
   Model model(*checkpoint);
 
   GenerateOptions gen;
@@ -494,7 +520,7 @@ int run_synthetic(const Cli& cli) {
   // memory), then the sizes are checked against the machine before anything is allocated for them.
   std::unique_ptr<hgca::Runtime> runtime;
   Status status = hgca::Runtime::create(o, &runtime);
-  if (!status) return fail(status);
+  if (!status) return fail_options(status, /*synthetic=*/true);
   if (Status s = check_synthetic_fits(cli, runtime->options()); !s) return fail(s);
 
   hgca::tools::ProgressBar bar("positions", cli.synthetic.positions(), progress_enabled(cli));
