@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -86,6 +88,19 @@ TEST(HgcaDecode, OutputThatCannotBeWrittenFailsTheRun) {
       std::string(HGCA_DECODE_EXE) + " --backend host --context 64 --decode-steps 1 --json 2>&1 >/dev/full", &status);
   EXPECT_NE(status, 0);
   EXPECT_NE(text.find("writing the output to stdout failed"), std::string::npos) << text;
+}
+
+// HGCA_CONFIG applies over the command line (the runtime's precedence); what it overrode is said.
+TEST(HgcaDecode, WhatHgcaConfigOverridesIsSaid) {
+  const auto config = std::filesystem::temp_directory_path() / ("hgca_decode_config_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(config) << R"({"threads": 1, "kv_split_tokens": 512})";
+  int status = -1;
+  const std::string text = run("HGCA_CONFIG=" + config.string() + " " + HGCA_DECODE_EXE +
+                               " --backend host --threads 2 --context 64 --decode-steps 2 --json 2>&1 >/dev/null", &status);
+  std::filesystem::remove(config);
+  EXPECT_EQ(status, 0) << text;
+  EXPECT_NE(text.find("applies over the command line: threads 2 -> 1, kv_split_tokens 0 -> 512"), std::string::npos)
+      << text;
 }
 
 // Progress and messages that cannot reach stderr (closed, or a full disk) do not end the run: it

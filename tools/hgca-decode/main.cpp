@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <limits>
@@ -372,6 +373,34 @@ int fail(const Status& status) {
   return 1;
 }
 
+/// Where HGCA_CONFIG changed what the command line asked (the runtime applies the file over the
+/// options it is given), a note, so that no flag is overridden in silence.
+void note_config_overrides(const hgca::Options& asked, const hgca::Options& used) {
+  const char* path = std::getenv("HGCA_CONFIG");
+  if (!path || !*path) return;
+  std::vector<std::string> changed;
+  const auto compare = [&](std::string_view field, const auto& a, const auto& b) {
+    if (a != b) changed.push_back(fmt::format("{} {} -> {}", field, a, b));
+  };
+  compare("threads", asked.threads, used.threads);
+  compare("threads_per_node", asked.threads_per_node, used.threads_per_node);
+  compare("kv_split_tokens", asked.kv_split_tokens, used.kv_split_tokens);
+  compare("max_packed_heads", asked.max_packed_heads, used.max_packed_heads);
+  compare("isa", hgca::to_string(asked.isa), hgca::to_string(used.isa));
+  compare("numa_placement", hgca::to_string(asked.numa_placement), hgca::to_string(used.numa_placement));
+  compare("overflow", hgca::to_string(asked.overflow), hgca::to_string(used.overflow));
+  compare("overflow_margin", asked.overflow_margin, used.overflow_margin);
+  compare("overflow_cpu_gbps", asked.overflow_cpu_gbps, used.overflow_cpu_gbps);
+  compare("overflow_cpu_row_gbps", asked.overflow_cpu_row_gbps, used.overflow_cpu_row_gbps);
+  compare("overflow_h2d_gbps", asked.overflow_h2d_gbps, used.overflow_h2d_gbps);
+  compare("overflow_gpu_gbps", asked.overflow_gpu_gbps, used.overflow_gpu_gbps);
+  compare("overflow_gpu_row_gbps", asked.overflow_gpu_row_gbps, used.overflow_gpu_row_gbps);
+  compare("overflow_window_gbps", asked.overflow_window_gbps, used.overflow_window_gbps);
+  if (changed.empty()) return;
+  hgca::tools::eprint("hgca-decode: note: HGCA_CONFIG={} applies over the command line: {}\n", path,
+                      fmt::join(changed, ", "));
+}
+
 /// fail() for the runtime refusing its options: a message that starts with an Options field
 /// ("window_blocks = 0, …") also names the flag that set it (the model's shape comes from its
 /// checkpoint, the synthetic workload's from flags).
@@ -417,6 +446,7 @@ int run_model(const Cli& cli) {
   std::unique_ptr<HgcaAttention> attention;
   status = HgcaAttention::create(o, &attention);
   if (!status) return fail_options(status, /*synthetic=*/false);
+  note_config_overrides(o, attention->runtime().options());
   Model model(*checkpoint);
 
   GenerateOptions gen;
@@ -521,6 +551,7 @@ int run_synthetic(const Cli& cli) {
   std::unique_ptr<hgca::Runtime> runtime;
   Status status = hgca::Runtime::create(o, &runtime);
   if (!status) return fail_options(status, /*synthetic=*/true);
+  note_config_overrides(o, runtime->options());
   if (Status s = check_synthetic_fits(cli, runtime->options()); !s) return fail(s);
 
   hgca::tools::ProgressBar bar("positions", cli.synthetic.positions(), progress_enabled(cli));
