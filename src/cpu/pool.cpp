@@ -179,6 +179,14 @@ Status Topology::nodes_near_cpus(const std::string& cpu_list_text, std::vector<i
     return error(StatusCode::kInvalidArgument, "cpu_list = \"{}\", expected a CPU list such as \"0-15,32-47\"",
                  cpu_list_text);
   }
+  // A CPU the machine lacks is a mistake in the list, not a CPU to ignore.
+  const hwloc_const_cpuset_t machine = hwloc_topology_get_complete_cpuset(topo_);
+  if (!hwloc_bitmap_isincluded(cpus.set, machine)) {
+    Bitmap missing;
+    hwloc_bitmap_andnot(missing.set, cpus.set, machine);
+    return error(StatusCode::kInvalidArgument, "cpu_list = \"{}\" names CPUs {} that this machine lacks (it has {})",
+                 cpu_list_text, cpu_list(missing.set), cpu_list(machine));
+  }
   out->clear();
   for (const NumaNode& n : nodes_) {
     hwloc_obj_t obj = hwloc_get_obj_by_type(topo_, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(n.index));

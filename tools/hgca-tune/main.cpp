@@ -562,8 +562,10 @@ int main(int argc, char** argv) {
                  "2x, and at least 256; a set the caches hold measures the caches, not DRAM)")
       ->transform(hgca::tools::number_in(1.0, double(1 << 30)));
   app.add_option("--repeats", cli.repeats, "timed runs per point (default 9, quick 5)")->transform(hgca::tools::integer_in<int32_t>(1, 100000));
-  app.add_option("--gpu-pci-bus-id", cli.gpu_pci_bus_id, "the GPU whose node to prefer (default: the first NVIDIA GPU hwloc finds)");
-  app.add_option("--gpu-cpus", cli.gpu_cpus, "the GPU's local CPUs as a list (\"0-15\"), where hwloc cannot see the GPU");
+  auto* gpu_pci = app.add_option("--gpu-pci-bus-id", cli.gpu_pci_bus_id,
+                                 "the GPU whose node to prefer (default: the first NVIDIA GPU hwloc finds)");
+  app.add_option("--gpu-cpus", cli.gpu_cpus, "the GPU's local CPUs as a list (\"0-15\"), where hwloc cannot see the GPU")
+      ->excludes(gpu_pci);
   if (const auto status = hgca::tools::parse(app, argc, argv)) return *status;
   if (cli.shape.head_dim % 8 != 0) {
     return hgca::tools::usage_error(app, fmt::format("--head-dim: expected a multiple of 8 from 8 to 256, got {}", cli.shape.head_dim));
