@@ -52,6 +52,8 @@ TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {
       {"--alpha fast", "--alpha: expected a finite number, got fast"},
       {"--beta nan", "--beta: expected a finite number, got nan"},
       {"--backend host --handoff poll", "--handoff poll needs the CUDA backend"},
+      {"--backend host --overflow always", "--overflow always needs the CUDA backend"},
+      {"--backend host --staging-mib 1", "--staging-mib 1 needs the CUDA backend"},
       // Sizes the machine cannot hold, refused up front (before 2^31 tokens wrapped the step count).
       {"--backend host --context 2000000000 --chunk 2000000000 --decode-steps 0", "--chunk 2000000000"},
       {"--backend host --context 2000000000", "--context 2000000000"},

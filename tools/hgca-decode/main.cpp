@@ -660,7 +660,7 @@ int main(int argc, char** argv) {
                  "(non-temporal stores: faster eviction, the rows leave the caches), cached, auto (streamed once "
                  "the store memory in use exceeds the last-level cache)")
       ->capture_default_str()->check(CLI::IsMember({"auto", "cached", "streamed"}))->group(exec_group);
-  app.add_option("--staging-mib", cli.staging_mib, "the CUDA backend's pinned staging of new K/V rows (FlashD2H), "
+  auto* staging_mib = app.add_option("--staging-mib", cli.staging_mib, "the CUDA backend's pinned staging of new K/V rows (FlashD2H), "
                  "in MiB: the layers' calls share as many slots as this holds at the largest call (at least 4, at "
                  "most 2 per layer, never exactly 1 per layer); staging beyond the CPU's last-level cache slows the scatter")
       ->capture_default_str()->transform(positive)->group(exec_group);
@@ -700,8 +700,15 @@ int main(int argc, char** argv) {
       cli.store_writes, {hgca::StoreWrites::kAuto, hgca::StoreWrites::kCached, hgca::StoreWrites::kStreamed});
   cli.options.staging_limit_bytes = int64_t{cli.staging_mib} << 20;
   cli.window_blocks_given = window_blocks->count() > 0;
-  if (cli.handoff != "auto" && cli.options.backend == hgca::Backend::kHost) {
-    return hgca::tools::usage_error(app, fmt::format("--handoff {} needs the CUDA backend, got --backend host", cli.handoff));
+  // The CUDA backend's own settings would be ignored on the host: said rather than dropped.
+  if (cli.options.backend == hgca::Backend::kHost) {
+    const std::pair<std::string, bool> cuda_only[] = {
+        {"--handoff " + cli.handoff, cli.handoff != "auto"},
+        {"--overflow " + cli.overflow, cli.overflow != "auto"},
+        {fmt::format("--staging-mib {}", cli.staging_mib), staging_mib->count() > 0}};
+    for (const auto& [flag, given] : cuda_only) {
+      if (given) return hgca::tools::usage_error(app, fmt::format("{} needs the CUDA backend, got --backend host", flag));
+    }
   }
   // --backend auto without a usable GPU runs on the host, where --cuda-wait, like --handoff, has
   // nothing to set.
