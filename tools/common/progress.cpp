@@ -43,8 +43,8 @@ void ProgressBar::draw(int64_t done) {
   constexpr int kWidth = 30;
   drawn_ = done;
   const auto filled = static_cast<int>(done * kWidth / total_);
-  eprint("\r{} [{:=<{}}{:<{}}] {}/{} {:.1f} s", label_, "", filled, done < total_ ? ">" : "",
-             kWidth - filled, done, total_, elapsed_s());
+  eprint("\r{} [{:=<{}}{:<{}}] {}/{} {:.1f} s", label_, "", filled, done < total_ ? ">" : "", kWidth - filled, done,
+         total_, elapsed_s());
   std::fflush(stderr);
 }
 

@@ -466,7 +466,8 @@ int run_model(const Cli& cli) {
   bar.complete();
   if (std::cmp_less(gen.steps, g.prompt_tokens.size())) {
     hgca::tools::eprint("hgca-decode: warning: --steps {} runs {} positions, fewer than the prompt's {} tokens (BOS "
-               "included): the prompt was cut and nothing was generated\n", cli.steps, gen.steps, g.prompt_tokens.size());
+                        "included): the prompt was cut and nothing was generated\n",
+                        cli.steps, gen.steps, g.prompt_tokens.size());
   }
 
   Summary s;

@@ -371,9 +371,9 @@ int run(Cli& cli) {
   }
   if (fastest->gbps > 1.2 * fastest->dram_gbps) {
     hgca::tools::eprint("hgca-tune: warning: at {} threads per node the engine read {:.1f} GB/s, more than the DRAM read "
-               "measured at those threads ({:.1f} GB/s): a measurement was disturbed (another load on this machine?); "
-               "run again before trusting dram_read_gbps and engine_gbps\n", fastest->config.threads_per_node,
-               fastest->gbps, fastest->dram_gbps);
+                        "measured at those threads ({:.1f} GB/s): a measurement was disturbed (another load on this machine?); "
+                        "run again before trusting dram_read_gbps and engine_gbps\n", fastest->config.threads_per_node,
+                        fastest->gbps, fastest->dram_gbps);
   }
   std::stable_sort(results.begin(), results.end(), [](const auto& a, const auto& b) { return a.gbps > b.gbps; });
   const Measured& best = results.front();
