@@ -97,6 +97,7 @@ TEST(HgcaTune, BadFlagsAreNamed) {
       {"--dtype xyz", "--dtype: xyz not in"},
       {"--placement auto,bogus", "--placement: bogus not in"},
       {"--out t.json --svg ./t.json", "--out t.json and --svg ./t.json name the same file"},
+      {"--gpu-cpus 0 --gpu-pci-bus-id 0000:01:00.0", "--gpu-pci-bus-id excludes --gpu-cpus"},
   };
   for (const auto& [flags, expected] : cases) {
     int status = -1;
@@ -148,6 +149,7 @@ TEST(HgcaTune, ValuesItCannotUseAreRefusedByName) {
       {"--repeats 0", "--repeats"},
       {"--working-set-mb 0.001", "--working-set-mb"},
       {"--working-set-mb 1000000", "--working-set-mb 1000000 takes 976.6 GiB"},
+      {"--gpu-cpus 0-99999", "--gpu-cpus: cpu_list = \"0-99999\" names CPUs"},
       {"--threads 100000", "--threads 100000"},
       {"--out /nonexistent-dir/x.json", "--out /nonexistent-dir/x.json"},
       {"--out /tmp", "--out /tmp: is a directory"},
