@@ -46,6 +46,7 @@ TEST(HgcaTune, QuickJsonOnATinyWorkload) {
     EXPECT_TRUE(configs.insert(c).second) << "ranked twice: " << c;
   }
   EXPECT_FALSE(report.at("topology").at("nodes").empty());
+  EXPECT_EQ(report.at("min_seconds_per_point").get<double>(), 0.05);  // --quick's
   std::ifstream meminfo("/proc/meminfo");  // the machine's memory, as the kernel counts it
   std::string key;
   double kib = 0;

@@ -164,16 +164,18 @@ std::unique_ptr<hgca::cpu::Pool> make_pool(const std::shared_ptr<const hgca::cpu
   return pool;
 }
 
-/// Times `steps` decode steps after a warm-up one, each on the workload's next layer (measurements
-/// go on round the layers: starting each at layer 0 read the same few layers every time, which
-/// stayed in cache where they fit, and the engine seemed to outrun DRAM); returns GB/s over the
-/// selected K+V bytes and the median step.
-Measured time_engine(hgca::tune::SparseWorkload& w, hgca::cpu::Pool& pool, const EngineConfig& c, int steps) {
+/// Times at least `steps` decode steps, and at least `min_seconds` of them, after a warm-up one,
+/// each on the workload's next layer (measurements go on round the layers: starting each at layer
+/// 0 read the same few layers every time, which stayed in cache where they fit, and the engine
+/// seemed to outrun DRAM); returns GB/s over the selected K+V bytes and the median step. (A fixed
+/// count alone measured 6 ms a point on 16 cores, where the same configuration ranked 20 % apart.)
+Measured time_engine(hgca::tune::SparseWorkload& w, hgca::cpu::Pool& pool, const EngineConfig& c, int steps,
+                     double min_seconds) {
   w.place(pool, c.placement);
   w.step(pool, w.next_layer(), c);  // warm-up: page tables, scratch
   std::vector<double> ms, balance;
   double bytes = 0, seconds = 0;
-  for (int i = 0; i < steps; ++i) {
+  for (int i = 0; i < steps || seconds < min_seconds; ++i) {
     const int layer = w.next_layer();
     const auto t0 = std::chrono::steady_clock::now();
     balance.push_back(w.step(pool, layer, c));
@@ -300,6 +302,7 @@ int run(Cli& cli) {
   const double layer_bytes = std::max(hgca::tune::SparseWorkload::layer_bytes_estimate(cli.shape), 1.0);
   const int layers = static_cast<int>(std::clamp<double>(std::ceil(ws_bytes / layer_bytes), 2, 4096));
   const int steps = std::max(repeats, std::min(layers, 2 * repeats));
+  const double min_seconds = cli.quick ? 0.05 : 0.2;  // per point
 
   const std::size_t stage2 = packs.size() * splits.size() * isas.size() * placements.size();
   hgca::tools::ProgressBar bar("hgca-tune", static_cast<int64_t>(1 + 2 * threads.size() + stage2), progress);
@@ -334,7 +337,7 @@ int run(Cli& cli) {
     c.max_packed_heads = packs.front();
     c.kv_split_tokens = 0;
     c.placement = placements.front();
-    Measured m = time_engine(workload, *pool, c, steps);
+    Measured m = time_engine(workload, *pool, c, steps, min_seconds);
     m.dram_gbps = dram[i].gbps;
     thread_sweep.push_back(m);
     bar.update(++done);
@@ -351,7 +354,7 @@ int run(Cli& cli) {
         for (int pack : packs) {
           for (int split : splits) {
             EngineConfig c{tpn, pack, split, isa, placement};
-            Measured m = time_engine(workload, *pool, c, steps);
+            Measured m = time_engine(workload, *pool, c, steps, min_seconds);
             m.dram_gbps = dram_at_tpn;
             results.push_back(m);
             bar.update(++done);
@@ -467,7 +470,8 @@ int run(Cli& cli) {
         {"engine", hgca::tune::engine_name()},
         {"isa_auto_is", hgca::tune::engine_auto_isa()},
         {"workload", workload_json},
-        {"steps_per_point", steps},
+        {"steps_per_point", steps},  // at least, and at least min_seconds_per_point
+        {"min_seconds_per_point", min_seconds},
         {"dram_read_gbps", dram_full.gbps},
         {"dram_read_gbps_per_node", dram_full.node_gbps},
         {"dram_read_threads_per_node", threads.back()},
@@ -482,10 +486,10 @@ int run(Cli& cli) {
   }
 
   fmt::print("\nengine: {} (isa auto = {})\nworkload: Hq {} Hkv {} D {} {}, context {}, selected {:.1f} % (mean), batch {}; "
-             "{} layers rotated, {:.0f} MiB of K+V; {} steps per point\n",
+             "{} layers rotated, {:.0f} MiB of K+V; at least {} steps and {:.2f} s per point\n",
              hgca::tune::engine_name(), hgca::tune::engine_auto_isa(), cli.shape.q_heads, cli.shape.kv_heads, cli.shape.head_dim,
              hgca::to_string(cli.shape.dtype), cli.shape.context, cli.shape.selected_fraction * 100, cli.shape.batch,
-             layers, static_cast<double>(workload.total_bytes()) / (1 << 20), steps);
+             layers, static_cast<double>(workload.total_bytes()) / (1 << 20), steps, min_seconds);
   fmt::print("\nDRAM read and engine bandwidth against threads per node{}:\n", dram_bound ? "" : " (memory NOT bound to nodes)");
   fmt::print("{:>8} {:>14} {:>14} {:>9}\n", "threads", "DRAM read GB/s", "engine GB/s", "of DRAM");
   for (std::size_t i = 0; i < threads.size(); ++i) {
