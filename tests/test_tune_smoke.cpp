@@ -46,7 +46,8 @@ TEST(HgcaTune, QuickJsonOnATinyWorkload) {
     EXPECT_TRUE(configs.insert(c).second) << "ranked twice: " << c;
   }
   EXPECT_FALSE(report.at("topology").at("nodes").empty());
-  EXPECT_EQ(report.at("min_seconds_per_point").get<double>(), 0.05);  // --quick's
+  EXPECT_EQ(report.at("min_seconds_per_point").get<double>(), 0.05);
+  EXPECT_EQ(report.at("rounds").get<int>(), 3);
   std::ifstream meminfo("/proc/meminfo");  // the machine's memory, as the kernel counts it
   std::string key;
   double kib = 0;

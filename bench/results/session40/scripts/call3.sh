@@ -3,7 +3,9 @@
 # fixed step count per point) and hgca-tune (at least 0.05 s a point with --quick, 0.2 s without),
 # alternating, --quick --json twice each, then the full sweep once each. How far apart a
 # configuration ranks from itself: isa `auto` is measured beside the ISA it resolves to.
-CALL=call3; source bench/results/session40/scripts/common.sh
+# Call 4 ran it again (CALL=call4) with hgca-tune at the rounds (3 rounds of the ranked
+# configurations, each its median, at least 0.05 s a measurement).
+CALL=${CALL:-call3}; source bench/results/session40/scripts/common.sh
 for r in 1 2; do
   for v in hgca-tune-before hgca-tune; do
     t0=$(date +%s%N); timeout 120 $D/bin/$v --quick --json > $R/$v-quick-r$r.json 2> $R/$v-quick-r$r.err
