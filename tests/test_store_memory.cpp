@@ -1164,6 +1164,9 @@ TEST(RuntimeStoreMemory, LimitFailsBeginStepWithNothingChangedAndReleasingASeque
   dec.add(2);
   int step = 0;
   for (; step < 400; ++step) {
+    // Re-evaluations still running would publish smaller context sets, and so free store memory,
+    // between the two begin_step calls below: the second could then succeed (CI saw it once).
+    ASSERT_TRUE(dec.rt().synchronize().is_ok());
     const auto before = dec.layers();
     const Status s = dec.begin(7);
     if (!s) {

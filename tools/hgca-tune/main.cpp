@@ -167,8 +167,8 @@ std::unique_ptr<hgca::cpu::Pool> make_pool(const std::shared_ptr<const hgca::cpu
 /// Times at least `steps` decode steps, and at least `min_seconds` of them, after a warm-up one,
 /// each on the workload's next layer (measurements go on round the layers: starting each at layer
 /// 0 read the same few layers every time, which stayed in cache where they fit, and the engine
-/// seemed to outrun DRAM); returns GB/s over the selected K+V bytes and the median step. (A fixed
-/// count alone measured 6 ms a point on 16 cores, where the same configuration ranked 20 % apart.)
+/// seemed to outrun DRAM); returns GB/s over the selected K+V bytes and the median step. (A step
+/// count alone made a point 6 ms long on 16 cores.)
 Measured time_engine(hgca::tune::SparseWorkload& w, hgca::cpu::Pool& pool, const EngineConfig& c, int steps,
                      double min_seconds) {
   w.place(pool, c.placement);
