@@ -439,6 +439,20 @@ TEST(MachineMemory, CgroupLimitsV2AndV1) {
 
 // On several NUMA nodes each chunk is bound to one: that node's memory bounds it too, and the
 // other nodes still grow.
+// The nodes' own figures bound chunks only where they add up to (nearly) the machine: a virtual
+// machine reporting a fraction of its memory per node would otherwise refuse what it has.
+TEST(StoreMemory, NodeFiguresHoldWhereTheyAddUpToTheMachine) {
+  std::shared_ptr<const cpu::Topology> two;
+  ASSERT_TRUE(cpu::Topology::from_synthetic("pack:2 numa:1(memory=34359738368) core:2 pu:1", &two).is_ok());
+  ASSERT_EQ(two->nodes().size(), 2u);
+  ASSERT_EQ(two->nodes()[0].memory_bytes, uint64_t{32} << 30);
+  constexpr std::size_t kGiB = std::size_t{1} << 30;
+  EXPECT_TRUE(kvmgr::StoreMemory::node_figures_hold(*two, 64 * kGiB));
+  EXPECT_TRUE(kvmgr::StoreMemory::node_figures_hold(*two, 70 * kGiB));   // 91 %
+  EXPECT_FALSE(kvmgr::StoreMemory::node_figures_hold(*two, 72 * kGiB));  // 89 %
+  EXPECT_FALSE(kvmgr::StoreMemory::node_figures_hold(*two, 0));          // unknown
+}
+
 TEST(StoreMemory, ANodeThatCannotSpareAChunkIsExhaustionThere) {
   std::shared_ptr<const cpu::Topology> two;
   ASSERT_TRUE(cpu::Topology::from_synthetic("pack:2 numa:1 core:2 pu:1", &two).is_ok());

@@ -168,7 +168,8 @@ struct Options {
   /// At most this many bytes of store memory over all nodes (at least store_chunk_bytes); 0: no
   /// limit of its own. Either way the store takes no chunk that would leave less than 1/32 of the
   /// memory this process may use (at most 1 GiB) available (MemAvailable, or the cgroup's limit less
-  /// its usage; on several NUMA nodes, each node its share too). A call that needs more fails with
+  /// its usage; on several NUMA nodes, each node its share too, where the nodes' figures add up to
+  /// the machine's memory). A call that needs more fails with
   /// kOutOfMemory and loses no KV entry. On the CUDA backend the host's copy of each window
   /// (window_blocks blocks per layer and sequence) is store memory too; the host backend's windows
   /// are not.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
@@ -120,13 +121,22 @@ void StoreSpan::reset() noexcept {
 
 // ---- StoreMemory ----
 
+bool StoreMemory::node_figures_hold(const cpu::Topology& topology, std::size_t machine_bytes) {
+  double nodes = 0;
+  for (const cpu::NumaNode& n : topology.nodes()) nodes += static_cast<double>(n.memory_bytes);
+  return machine_bytes > 0 && nodes >= 0.9 * static_cast<double>(machine_bytes);
+}
+
 StoreMemory::StoreMemory(std::shared_ptr<const cpu::Topology> topology, StoreMemoryOptions options)
     : topology_(std::move(topology)), opt_(std::move(options)) {
   usable_bytes_ = machine_memory_.usable_bytes();
   keep_free_bytes_ = opt_.keep_free_bytes > 0 ? opt_.keep_free_bytes
                                                : std::min<std::size_t>(std::size_t{1} << 30, usable_bytes_ / 32);
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const std::size_t machine = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
   check_nodes_ = topology_->node_count() > 1 &&
-                 (opt_.node_available_memory || (topology_->is_this_system() && topology_->memory_binding_supported()));
+                 (opt_.node_available_memory || (topology_->is_this_system() && topology_->memory_binding_supported() &&
+                                                 node_figures_hold(*topology_, machine)));
   const uint64_t llc = topology_->last_level_cache_bytes();
   stream_above_ = static_cast<int64_t>(opt_.stream_above_bytes > 0 ? opt_.stream_above_bytes
                                        : llc > 0                    ? llc
