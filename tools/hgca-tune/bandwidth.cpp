@@ -65,10 +65,11 @@ void DramBuffers::fill(cpu::Pool& pool) {
   });
 }
 
-DramResult DramBuffers::measure(cpu::Pool& pool, int repeats) {
+DramResult DramBuffers::measure(cpu::Pool& pool, int repeats, double min_seconds) {
   const std::size_t n = bytes_ / sizeof(float);
   std::vector<DramResult> runs;
-  for (int rep = 0; rep < std::max(repeats, 1); ++rep) {
+  double seconds = 0;
+  for (int rep = 0; rep < std::max(repeats, 1) || seconds < min_seconds; ++rep) {
     DramResult r;
     r.node_gbps.assign(static_cast<std::size_t>(pool.node_count()), 0.0);
     const auto start = std::chrono::steady_clock::now();
@@ -86,6 +87,7 @@ DramResult DramBuffers::measure(cpu::Pool& pool, int repeats) {
       r.node_gbps[static_cast<std::size_t>(node)] = static_cast<double>(bytes_) / dt * 1e-9;
     });
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    seconds += dt;
     int active = 0;
     for (int node = 0; node < pool.node_count(); ++node) active += pool.threads(node) > 0 ? 1 : 0;
     r.gbps = static_cast<double>(bytes_) * active / dt * 1e-9;

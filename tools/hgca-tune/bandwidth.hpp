@@ -29,9 +29,9 @@ class DramBuffers {
 
   /// Writes every page from `pool`'s arenas (first touch on the right node, and never zeros).
   void fill(cpu::Pool& pool);
-  /// Reads every node's buffer with its arena of `pool` (nodes with threads), `repeats` times;
-  /// returns the median run.
-  DramResult measure(cpu::Pool& pool, int repeats);
+  /// Reads every node's buffer with its arena of `pool` (nodes with threads), `repeats` times and
+  /// for at least `min_seconds`; returns the median run.
+  DramResult measure(cpu::Pool& pool, int repeats, double min_seconds);
   uint64_t bytes_per_node() const { return bytes_; }
   bool bound() const { return bound_; }
 

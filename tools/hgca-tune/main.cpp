@@ -298,7 +298,7 @@ int run(Cli& cli) {
 
   const double llc = static_cast<double>(topo->last_level_cache_bytes());
   const double ws_bytes = cli.working_set_mb > 0 ? cli.working_set_mb * (1 << 20)
-                                                  : std::max((cli.quick ? 2.0 : 4.0) * llc, 256.0 * (1 << 20));
+                                                  : std::max((cli.quick ? 2.0 : 4.0) * llc, 1024.0 * (1 << 20));
   const double layer_bytes = std::max(hgca::tune::SparseWorkload::layer_bytes_estimate(cli.shape), 1.0);
   const int layers = static_cast<int>(std::clamp<double>(std::ceil(ws_bytes / layer_bytes), 2, 4096));
   const int steps = std::max(repeats, std::min(layers, 2 * repeats));
@@ -335,7 +335,7 @@ int run(Cli& cli) {
     bar.update(++done);
     for (int t : threads) {
       auto pool = make_pool(topo, t);
-      dram.push_back(buffers.measure(*pool, repeats));
+      dram.push_back(buffers.measure(*pool, repeats, 4 * min_seconds));
       bar.update(++done);
     }
   }
@@ -579,7 +579,7 @@ int main(int argc, char** argv) {
       ->delimiter(',')->check(CLI::IsMember({"auto", "balanced", "gpu_local"}));
   app.add_option("--working-set-mb", cli.working_set_mb,
                  "bytes each measurement streams over, in MiB, at least 1 (default 4x the last-level cache, quick "
-                 "2x, and at least 256; a set the caches hold measures the caches, not DRAM)")
+                 "2x, and at least 1024; a set the caches hold measures the caches, not DRAM)")
       ->transform(hgca::tools::number_in(1.0, double(1 << 30)));
   app.add_option("--repeats", cli.repeats, "timed runs per point (default 9, quick 5)")->transform(hgca::tools::integer_in<int32_t>(1, 100000));
   auto* gpu_pci = app.add_option("--gpu-pci-bus-id", cli.gpu_pci_bus_id,
