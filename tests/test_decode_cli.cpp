@@ -110,10 +110,11 @@ TEST(HgcaDecode, WhatHgcaConfigOverridesIsSaid) {
 TEST(HgcaDecode, AStderrThatCannotBeWrittenDoesNotEndTheRun) {
   for (const char* redirect : {"2>&-", "2>/dev/full"}) {
     int status = -1;
+    // Without --json: its progress lines go to stderr.
     std::string text = hgca::test::run(
-        std::string(HGCA_DECODE_EXE) + " --backend host --context 64 --decode-steps 2 --json " + redirect, &status);
+        std::string(HGCA_DECODE_EXE) + " --backend host --context 64 --decode-steps 2 " + redirect, &status);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << redirect << ": status " << status;
-    EXPECT_TRUE(nlohmann::json::parse(text).contains("tbt_ms_p50")) << redirect;
+    EXPECT_NE(text.find("time between tokens"), std::string::npos) << redirect << ": " << text;
     text = hgca::test::run(std::string(HGCA_DECODE_EXE) + " --threads abc " + redirect, &status);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << redirect << ": status " << status;
   }

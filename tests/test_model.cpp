@@ -6,10 +6,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend.hpp"
@@ -335,6 +336,24 @@ TEST_F(LoaderErrorTest, TokenizerLengthsTheFileCannotHoldAreRefused) {
   EXPECT_NE(status.message().find("expected 2147483647 bytes of token 0, the file ends first"), std::string::npos)
       << status.message();
   EXPECT_EQ(tok, nullptr);
+}
+
+// A tokenizer read from a pipe (`--tokenizer <(…)`), which has no size to check lengths against,
+// loads as from a file.
+TEST_F(LoaderErrorTest, ATokenizerFromAPipeLoads) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string bytes = tokenizer_bytes(5, {{5, "<unk>"}, {3, "<s>"}, {4, "</s>"}, {2, "ab"}});
+  std::thread writer([&] {
+    EXPECT_EQ(::write(fds[1], bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    ::close(fds[1]);
+  });
+  std::unique_ptr<Tokenizer> tok;
+  const Status status = Tokenizer::load("/proc/self/fd/" + std::to_string(fds[0]), 4, &tok);
+  writer.join();
+  ::close(fds[0]);
+  ASSERT_TRUE(status.is_ok()) << status.message();
+  EXPECT_EQ(tok->decode(0, 3), "ab");
 }
 
 // A vocabulary too small for the byte tokens (ids 3..258) encodes what it lacks as <unk>.

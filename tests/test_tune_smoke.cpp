@@ -136,9 +136,9 @@ TEST(HgcaTune, OutputThatDoesNotArriveFailsTheRunAndKeepsTheOldFile) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << text;
   EXPECT_NE(text.find("writing the output to stdout failed"), std::string::npos) << text;
 
-  text = run(tiny + " --json 2>&-", &status);
+  text = run(tiny + " 2>&-", &status);  // without --json: progress lines go to stderr
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
-  EXPECT_TRUE(nlohmann::json::parse(text).contains("best_config"));
+  EXPECT_NE(text.find("Ranked"), std::string::npos) << text;
 }
 
 // Values the sweep could not use, or would silently replace, end the run before it starts, with the

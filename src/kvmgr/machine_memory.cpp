@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <filesystem>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -96,6 +97,15 @@ MachineMemory::MachineMemory(Files files) : meminfo_(std::move(files.meminfo)), 
     } else if (has_memory(controllers)) {
       add_path(files.cgroup_root + "/memory", path);
     }
+  }
+  // Every node's MemTotal ("Node 0 MemTotal: … kB").
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(nodes_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("node") || name.find_first_not_of("0123456789", 4) != std::string::npos || name.size() == 4) continue;
+    std::array<char, 8192> text;
+    nodes_total_bytes_ += static_cast<std::size_t>(
+        number_after(read_file((entry.path() / "meminfo").c_str(), text), "MemTotal:").value_or(0) * 1024);
   }
   for (const std::string& dir : dirs) {
     if (exists(dir + "/memory.max")) {

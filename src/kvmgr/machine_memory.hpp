@@ -31,6 +31,9 @@ class MachineMemory {
   /// What one NUMA node (the OS's number) can still give memory bound to it: its free memory and
   /// inactive page cache; SIZE_MAX where unknown. No heap either.
   std::size_t node_available_bytes(int os_index) const noexcept;
+  /// The NUMA nodes' memory as the OS reports it per node (every nodeN/meminfo's MemTotal, read
+  /// when this was made, the nodes a cpuset leaves out included); 0 where unknown.
+  std::size_t nodes_total_bytes() const { return nodes_total_bytes_; }
 
  private:
   struct Cgroup {
@@ -38,6 +41,7 @@ class MachineMemory {
     const char* inactive_file_key;   // memory.stat's key of the inactive page cache
   };
   std::string meminfo_, nodes_;
+  std::size_t nodes_total_bytes_ = 0;
   std::vector<Cgroup> cgroups_;
 };
 

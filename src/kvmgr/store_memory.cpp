@@ -121,10 +121,8 @@ void StoreSpan::reset() noexcept {
 
 // ---- StoreMemory ----
 
-bool StoreMemory::node_figures_hold(const cpu::Topology& topology, std::size_t machine_bytes) {
-  double nodes = 0;
-  for (const cpu::NumaNode& n : topology.nodes()) nodes += static_cast<double>(n.memory_bytes);
-  return machine_bytes > 0 && nodes >= 0.9 * static_cast<double>(machine_bytes);
+bool StoreMemory::node_figures_hold(std::size_t nodes_total_bytes, std::size_t machine_bytes) {
+  return machine_bytes > 0 && static_cast<double>(nodes_total_bytes) >= 0.9 * static_cast<double>(machine_bytes);
 }
 
 StoreMemory::StoreMemory(std::shared_ptr<const cpu::Topology> topology, StoreMemoryOptions options)
@@ -136,7 +134,7 @@ StoreMemory::StoreMemory(std::shared_ptr<const cpu::Topology> topology, StoreMem
   const std::size_t machine = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
   check_nodes_ = topology_->node_count() > 1 &&
                  (opt_.node_available_memory || (topology_->is_this_system() && topology_->memory_binding_supported() &&
-                                                 node_figures_hold(*topology_, machine)));
+                                                 node_figures_hold(machine_memory_.nodes_total_bytes(), machine)));
   const uint64_t llc = topology_->last_level_cache_bytes();
   stream_above_ = static_cast<int64_t>(opt_.stream_above_bytes > 0 ? opt_.stream_above_bytes
                                        : llc > 0                    ? llc

@@ -130,11 +130,11 @@ class StoreMemory : public std::enable_shared_from_this<StoreMemory> {
 
   static Status create(std::shared_ptr<const cpu::Topology> topology, StoreMemoryOptions options,
                        std::shared_ptr<StoreMemory>* out);
-  /// Whether the NUMA nodes' own figures (sysfs nodeN/meminfo, which hwloc reads too) may bound
-  /// chunks: the nodes add up to at least 90 % of the machine's `machine_bytes`. Some virtual
-  /// machines report far less per node (4.8 of 126 GiB on the GPU machine's one node), which would
-  /// refuse chunks the machine has.
-  static bool node_figures_hold(const cpu::Topology& topology, std::size_t machine_bytes);
+  /// Whether the NUMA nodes' own figures (sysfs nodeN/meminfo) may bound chunks: all the nodes'
+  /// memory, `nodes_total_bytes`, adds up to at least 90 % of the machine's `machine_bytes`. Some
+  /// virtual machines report far less per node (4.8 of 126 GiB on the GPU machine's one node),
+  /// which would refuse chunks the machine has.
+  static bool node_figures_hold(std::size_t nodes_total_bytes, std::size_t machine_bytes);
   ~StoreMemory();
   StoreMemory(const StoreMemory&) = delete;
   StoreMemory& operator=(const StoreMemory&) = delete;

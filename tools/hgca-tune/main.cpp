@@ -89,7 +89,8 @@ std::filesystem::path file_named(const std::string& path) {
     const fs::path to = fs::read_symlink(p, ec);
     p = to.is_absolute() ? to : p.parent_path() / to;
   }
-  return fs::weakly_canonical(p, ec);
+  const fs::path resolved = fs::weakly_canonical(p, ec);
+  return ec ? p.lexically_normal() : resolved;  // a loop of links: as far as they went
 }
 
 /// Fails unless `path` can be written, by trying (permissions alone do not say: root passes every
@@ -120,26 +121,38 @@ void check_writable(const char* flag, const std::string& path) {
   std::exit(1);
 }
 
-/// Writes `text` to `path` whole or not at all: a regular file (or a new one) through a temporary
-/// file beside it that is renamed over it, so that a failed write (a full disk) leaves what was
-/// there; anything else (a FIFO, /dev/stdout) is written in place. Returns why it failed, or "".
+/// Writes `text` to `path`. A regular file (or a new one) is written whole or not at all: into a
+/// temporary file beside it, renamed over it, so that a failed write (a full disk) leaves what was
+/// there. In place instead: anything else (a FIFO; /dev/stdout on a pipe), a file this process has
+/// open as stdout or stderr (/dev/stdout redirected there: a rename would leave the report in an
+/// unlinked file), one with other hard links or another owner (a rename would part them from it),
+/// or one whose directory takes no new file. Returns why it failed, or "".
 std::string write_whole(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path target = file_named(path);  // through links: the file they name is replaced
-  const fs::file_status status = fs::status(target, ec);
-  if (fs::exists(status) && !fs::is_regular_file(status)) {
+  const auto in_place = [&]() -> std::string {
     std::ofstream f(path);
     f << text;
     return f.flush() ? "" : std::strerror(errno);
+  };
+  struct stat st{};
+  const bool exists = ::stat(path.c_str(), &st) == 0;  // the kernel follows every link, /proc's too
+  if (exists) {
+    const auto open_as = [&](int fd) {
+      struct stat o{};
+      return ::fstat(fd, &o) == 0 && o.st_dev == st.st_dev && o.st_ino == st.st_ino;
+    };
+    if (!S_ISREG(st.st_mode) || open_as(STDOUT_FILENO) || open_as(STDERR_FILENO) || st.st_nlink > 1 ||
+        st.st_uid != ::geteuid()) {
+      return in_place();
+    }
   }
+  const std::filesystem::path target = file_named(path);  // through links: the file they name is replaced
   std::string temp = target.string() + ".XXXXXX";
   const int fd = ::mkstemp(temp.data());
-  if (fd < 0) return std::strerror(errno);
-  // The mode a new file would get (mkstemp's is 0600), or the old file's.
+  if (fd < 0) return exists ? in_place() : std::strerror(errno);
+  // The old file's mode, or the one a new file would get (mkstemp's is 0600).
   const mode_t umask_now = ::umask(0);
   ::umask(umask_now);
-  ::fchmod(fd, fs::exists(status) ? static_cast<mode_t>(status.permissions()) : (0666 & ~umask_now));
+  ::fchmod(fd, exists ? (st.st_mode & 07777) : (0666 & ~umask_now));
   std::size_t written = 0;
   while (written < text.size()) {
     const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
@@ -219,13 +232,6 @@ int run(Cli& cli) {
                        cli.shape.head_dim, cli.shape.q_heads, need, ram));
     }
   }
-  if (cli.working_set_mb > 0) {
-    const double ram = hgca::tools::usable_memory_gib(), need = cli.working_set_mb / 1024.0;
-    if (need > ram / 2) {  // the DRAM buffers and the workload's layers, each about this size
-      fail(fmt::format("--working-set-mb {} takes {:.1f} GiB twice over (DRAM buffers and the workload), more than the "
-                       "{:.1f} GiB of memory this process may use; lower it", cli.working_set_mb, need, ram));
-    }
-  }
   const bool progress = !cli.json || isatty(fileno(stderr)) != 0;
 
   // --- topology ---
@@ -289,6 +295,19 @@ int run(Cli& cli) {
   }
   const std::vector<CpuIsa> isas = hgca::tune::engine_isas(cli.shape.dtype);
   const int repeats = cli.repeats > 0 ? cli.repeats : (cli.quick ? 5 : 9);
+  const double llc = static_cast<double>(topo->last_level_cache_bytes());
+  const double ws_bytes = cli.working_set_mb > 0 ? cli.working_set_mb * (1 << 20)
+                                                  : std::max((cli.quick ? 2.0 : 4.0) * llc, 1024.0 * (1 << 20));
+  {
+    // The DRAM buffers, then the workload's layers (one after the other), each about this size.
+    const double ram = hgca::tools::usable_memory_gib(), need = ws_bytes / hgca::tools::kGiB;
+    if (need > 0.9 * ram) {
+      fail(fmt::format("{} takes {:.1f} GiB, more than 90 % of the {:.1f} GiB of memory this process may use; lower "
+                       "{}", cli.working_set_mb > 0 ? fmt::format("--working-set-mb {}", cli.working_set_mb)
+                                                    : std::string("the working set (4x the last-level cache, 2x quick)"),
+                       need, ram, cli.working_set_mb > 0 ? "it" : "it with --working-set-mb"));
+    }
+  }
   // Printed once every flag has been checked: a refused one leaves nothing half-printed.
   if (!cli.json) {
     fmt::print("{}", topo->describe());
@@ -296,9 +315,6 @@ int run(Cli& cli) {
                gpu_nodes.empty() ? "none (no preference)" : fmt::format("{}", fmt::join(gpu_nodes, ", ")), gpu_source);
   }
 
-  const double llc = static_cast<double>(topo->last_level_cache_bytes());
-  const double ws_bytes = cli.working_set_mb > 0 ? cli.working_set_mb * (1 << 20)
-                                                  : std::max((cli.quick ? 2.0 : 4.0) * llc, 1024.0 * (1 << 20));
   const double layer_bytes = std::max(hgca::tune::SparseWorkload::layer_bytes_estimate(cli.shape), 1.0);
   const int layers = static_cast<int>(std::clamp<double>(std::ceil(ws_bytes / layer_bytes), 2, 4096));
   const int steps = std::max(repeats, std::min(layers, 2 * repeats));

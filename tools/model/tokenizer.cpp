@@ -41,10 +41,15 @@ Status Tokenizer::load(const std::string& path, int32_t vocab_size, std::unique_
   const auto read = [&in](void* dst, std::size_t bytes) {
     return static_cast<bool>(in.read(static_cast<char*>(dst), static_cast<std::streamsize>(bytes)));
   };
-  // The file's size bounds every length it claims: a corrupt one must not make us allocate gigabytes.
+  // A file's size bounds every length it claims: a corrupt one must not make us allocate gigabytes
+  // (a pipe has no size: -1, and only max_token_length bounds it).
   in.seekg(0, std::ios::end);
   const auto file_bytes = static_cast<int64_t>(in.tellg());
-  in.seekg(0);
+  if (file_bytes >= 0) {
+    in.seekg(0);
+  } else {
+    in.clear();
+  }
   std::unique_ptr<Tokenizer> tok(new Tokenizer());
   int32_t max_token_length = 0;
   if (!read(&max_token_length, sizeof max_token_length)) {
@@ -71,7 +76,7 @@ Status Tokenizer::load(const std::string& path, int32_t vocab_size, std::unique_
               fmt::format("tokenizer '{}': token {} has length {}, expected 0..{} (max_token_length)", path, i, len,
                           max_token_length)};
     }
-    if (const int64_t left = file_bytes - static_cast<int64_t>(in.tellg()); len > left) {
+    if (const int64_t left = file_bytes - static_cast<int64_t>(in.tellg()); file_bytes >= 0 && len > left) {
       return {StatusCode::kInvalidArgument,
               fmt::format("tokenizer '{}': expected {} bytes of token {}, the file ends first", path, len, i)};
     }
