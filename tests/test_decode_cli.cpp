@@ -49,8 +49,9 @@ TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {
       {"--context 1.5", "--context: expected an integer from 1 to 2147483647, got 1.5"},
       {"--window-blocks 8x", "--window-blocks: expected an integer, got 8x"},
       {"--block-tokens 99999999999", "--block-tokens: expected an integer from -2147483648 to 2147483647, got 9999"},
-      {"--alpha fast", "--alpha: expected a finite number, got fast"},
-      {"--beta nan", "--beta: expected a finite number, got nan"},
+      {"--alpha fast", "--alpha: expected a finite number that a float holds (0, or magnitudes from 1.4e-45 to 3.4e+38), got fast"},
+      {"--beta nan", "--beta: expected a finite number that a float holds (0, or magnitudes from 1.4e-45 to 3.4e+38), got nan"},
+      {"--beta 1e-50", "got 1e-50"},  // a float would read 0: exact attention
       {"--backend host --handoff poll", "--handoff poll needs the CUDA backend"},
       {"--backend host --overflow always", "--overflow always needs the CUDA backend"},
       {"--backend host --staging-mib 1", "--staging-mib 1 needs the CUDA backend"},

@@ -290,6 +290,20 @@ TEST_F(LoaderErrorTest, TruncatedCheckpointNamesExpectedAndFoundSizes) {
   EXPECT_EQ(ckpt, nullptr);
 }
 
+// A checkpoint is memory-mapped: a pipe (`--model <(…)`) is named as such, not as an empty file.
+TEST_F(LoaderErrorTest, CheckpointFromAPipeIsNamed) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::unique_ptr<Checkpoint> ckpt;
+  const Status status = Checkpoint::load("/proc/self/fd/" + std::to_string(fds[0]), &ckpt);
+  ::close(fds[0]);
+  ::close(fds[1]);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("expected a regular file (it is memory-mapped), found a pipe"), std::string::npos)
+      << status.message();
+  EXPECT_EQ(ckpt, nullptr);
+}
+
 TEST_F(LoaderErrorTest, CheckpointShorterThanHeader) {
   if (!std::filesystem::exists(kCheckpointPath)) GTEST_SKIP() << "stories260K not found under " << kDataDir;
   const std::string path = truncated_copy(kCheckpointPath, 10);

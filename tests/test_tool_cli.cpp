@@ -54,4 +54,22 @@ TEST(ToolCli, NumbersAreFiniteAndInRange) {
   }
 }
 
+// A float flag refuses what a float would read as 0 or infinity, and keeps what it holds.
+TEST(ToolCli, FloatFlagsRefuseWhatAFloatCannotHold) {
+  float f = -1;
+  const auto check = hgca::tools::number<float>();
+  EXPECT_EQ(parse_flag(check, "1e-40", &f), "");  // subnormal, not 0
+  EXPECT_GT(f, 0.0f);
+  EXPECT_EQ(parse_flag(check, "0", &f), "");
+  EXPECT_EQ(f, 0.0f);
+  for (const char* bad : {"1e-50", "-1e-50", "1e39", "-3.5e38"}) {
+    EXPECT_EQ(parse_flag(check, bad, &f),
+              std::string("--n: expected a finite number that a float holds (0, or magnitudes from 1.4e-45 to 3.4e+38), got ") + bad)
+        << bad;
+  }
+  double d = 0;
+  EXPECT_EQ(parse_flag(hgca::tools::number(), "1e-50", &d), "");  // a double holds it
+  EXPECT_EQ(d, 1e-50);
+}
+
 }  // namespace

@@ -57,28 +57,35 @@ CLI::Validator integer() {
   return integer_in(std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), "");
 }
 
-/// A finite number from lo to hi (an infinite bound: none on that side).
-inline CLI::Validator number_in(double lo, double hi) {
+/// A finite number from lo to hi (an infinite bound: none on that side) that T holds: a float flag
+/// refuses what it would read as 0 or infinity ("--beta 1e-50" would have meant exact attention).
+template <class T = double>
+CLI::Validator number_in(double lo, double hi) {
+  static_assert(std::is_floating_point_v<T>);
   const std::string expected = std::isinf(lo) && std::isinf(hi) ? std::string("a finite number")
                                : std::isinf(hi)                 ? fmt::format("a number ≥ {}", lo)
                                                                 : fmt::format("a number from {} to {}", lo, hi);
+  const std::string type = std::is_same_v<T, float> ? " that a float holds (0, or magnitudes from 1.4e-45 to 3.4e+38)" : "";
   return CLI::Validator(
-      [lo, hi, expected](std::string& in) -> std::string {
+      [lo, hi, expected, type](std::string& in) -> std::string {
         double v = 0;
         const auto [end, ec] = std::from_chars(in.data(), in.data() + in.size(), v);
-        if (ec == std::errc{} && end == in.data() + in.size() && std::isfinite(v) && v >= lo && v <= hi) {
+        const auto held = static_cast<T>(v);
+        const bool fits = std::isfinite(held) && (v == 0) == (held == 0);
+        if (ec == std::errc{} && end == in.data() + in.size() && std::isfinite(v) && v >= lo && v <= hi && fits) {
           in = fmt::format("{}", v);  // as read, shortest exact form (CLI11 would read "0x10" as hex)
           return {};
         }
-        return fmt::format("expected {}, got {}", expected, in);
+        return fmt::format("expected {}{}, got {}", expected, type, in);
       },
       std::isinf(lo) && std::isinf(hi) ? std::string() : fmt::format("in [{}, {}]", lo, hi));
 }
 
-/// Any finite number.
-inline CLI::Validator number() {
+/// Any finite number T holds.
+template <class T = double>
+CLI::Validator number() {
   const double inf = std::numeric_limits<double>::infinity();
-  return number_in(-inf, inf);
+  return number_in<T>(-inf, inf);
 }
 
 /// Prints "<app name>: error (usage): <message>" and a pointer to --help; returns the status (2).

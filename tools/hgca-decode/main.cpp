@@ -620,9 +620,10 @@ int main(int argc, char** argv) {
   const std::string method_group = "Method (HGCA; defaults are hgca::Options')";
   hgca::Options& o = cli.options;
   app.add_option("--alpha", o.alpha, "MAW update rate: maw <- (1 - alpha) maw + alpha a")->capture_default_str()
-      ->transform(hgca::tools::number())->group(method_group);
+      ->transform(hgca::tools::number<float>())->group(method_group);
   app.add_option("--beta", o.beta, "selection threshold: a store entry joins the context set when maw > beta / "
-                 "n_ref; 0 keeps everything (exact)")->capture_default_str()->transform(hgca::tools::number())->group(method_group);
+                 "n_ref; 0 keeps everything (exact)")->capture_default_str()->transform(hgca::tools::number<float>())
+      ->group(method_group);
   auto* window_blocks = app.add_option("--window-blocks", o.window_blocks, "window length in blocks (the synthetic "
                                        "workload defaults to 8)")->capture_default_str()->transform(int32)->group(method_group);
   app.add_option("--block-tokens", o.block_tokens, "tokens per block, the eviction granularity")

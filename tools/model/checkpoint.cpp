@@ -51,6 +51,12 @@ Status Checkpoint::load(const std::string& path, std::unique_ptr<Checkpoint>* ou
     close(fd);
     return {StatusCode::kInvalidArgument, fmt::format("checkpoint '{}': cannot stat: {}", path, std::strerror(err))};
   }
+  if (!S_ISREG(st.st_mode)) {  // a pipe (`--model <(…)`) has no size to map
+    close(fd);
+    return {StatusCode::kInvalidArgument,
+            fmt::format("checkpoint '{}': expected a regular file (it is memory-mapped), found {}", path,
+                        S_ISFIFO(st.st_mode) ? "a pipe" : S_ISDIR(st.st_mode) ? "a directory" : "a special file")};
+  }
   const auto file_bytes = static_cast<std::size_t>(st.st_size);
   if (file_bytes < kHeaderBytes) {
     close(fd);
