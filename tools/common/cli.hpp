@@ -70,8 +70,8 @@ CLI::Validator number_in(double lo, double hi) {
       [lo, hi, expected, type](std::string& in) -> std::string {
         double v = 0;
         const auto [end, ec] = std::from_chars(in.data(), in.data() + in.size(), v);
-        const auto held = static_cast<T>(v);
-        const bool fits = std::isfinite(held) && (v == 0) == (held == 0);
+        // (Magnitude first: converting a double beyond T's range is undefined.)
+        const bool fits = std::abs(v) <= std::numeric_limits<T>::max() && (v == 0 || static_cast<T>(v) != 0);
         if (ec == std::errc{} && end == in.data() + in.size() && std::isfinite(v) && v >= lo && v <= hi && fits) {
           in = fmt::format("{}", v);  // as read, shortest exact form (CLI11 would read "0x10" as hex)
           return {};
