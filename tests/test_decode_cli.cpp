@@ -83,6 +83,10 @@ TEST(HgcaDecode, UsageErrorsExitTwo) {
   int status = -1;
   hgca::test::run(std::string(HGCA_DECODE_EXE) + " --help", &status);
   EXPECT_EQ(status, 0);
+  // Help that did not arrive is no success.
+  const std::string text = hgca::test::run(std::string(HGCA_DECODE_EXE) + " --help 2>&1 >/dev/full", &status);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << text;
+  EXPECT_NE(text.find("writing the output to stdout failed"), std::string::npos) << text;
 }
 
 TEST(HgcaDecode, OutputThatCannotBeWrittenFailsTheRun) {

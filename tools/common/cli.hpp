@@ -100,8 +100,9 @@ inline std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
     return std::nullopt;
-  } catch (const CLI::Success& e) {  // --help
-    return app.exit(e);
+  } catch (const CLI::Success& e) {  // --help, which must have arrived
+    const int status = app.exit(e);
+    return finish_stdout(app.get_name().c_str(), status);
   } catch (const CLI::ParseError& e) {
     return usage_error(app, e.what());
   }
