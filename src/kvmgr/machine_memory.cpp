@@ -117,9 +117,13 @@ MachineMemory::MachineMemory(Files files) : meminfo_(std::move(files.meminfo)), 
   }
 }
 
-std::size_t MachineMemory::usable_bytes() const {
+std::size_t MachineMemory::physical_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  std::size_t bytes = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
+  return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
+}
+
+std::size_t MachineMemory::usable_bytes() const {
+  std::size_t bytes = physical_bytes();
   for (const Cgroup& c : cgroups_) {
     const unsigned long long limit = file_number(c.limit.c_str()).value_or(0);
     if (limit > 0 && limit < kNoCgroupLimit && (bytes == 0 || limit < bytes)) bytes = static_cast<std::size_t>(limit);

@@ -22,6 +22,8 @@ class MachineMemory {
   MachineMemory();
   explicit MachineMemory(Files files);
 
+  /// The machine's physical memory (sysconf); 0 where unknown.
+  static std::size_t physical_bytes();
   /// The machine's physical memory, or the cgroup's limit where lower; 0 where unknown.
   std::size_t usable_bytes() const;
   /// What the process can still take before the kernel must reclaim what it cannot: MemAvailable,

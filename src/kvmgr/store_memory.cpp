@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
@@ -130,11 +129,10 @@ StoreMemory::StoreMemory(std::shared_ptr<const cpu::Topology> topology, StoreMem
   usable_bytes_ = machine_memory_.usable_bytes();
   keep_free_bytes_ = opt_.keep_free_bytes > 0 ? opt_.keep_free_bytes
                                                : std::min<std::size_t>(std::size_t{1} << 30, usable_bytes_ / 32);
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  const std::size_t machine = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
   check_nodes_ = topology_->node_count() > 1 &&
                  (opt_.node_available_memory || (topology_->is_this_system() && topology_->memory_binding_supported() &&
-                                                 node_figures_hold(machine_memory_.nodes_total_bytes(), machine)));
+                                                 node_figures_hold(machine_memory_.nodes_total_bytes(),
+                                                                   kvmgr::MachineMemory::physical_bytes())));
   const uint64_t llc = topology_->last_level_cache_bytes();
   stream_above_ = static_cast<int64_t>(opt_.stream_above_bytes > 0 ? opt_.stream_above_bytes
                                        : llc > 0                    ? llc

@@ -18,7 +18,9 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "hgca/hgca.hpp"
 #include "output.hpp"
 
 namespace hgca::tools {
@@ -86,6 +88,16 @@ template <class T = double>
 CLI::Validator number() {
   const double inf = std::numeric_limits<double>::infinity();
   return number_in<T>(-inf, inf);
+}
+
+/// The KV dtypes both tools take by name (check a flag with CLI::IsMember(kDtypeNames)).
+inline const std::vector<std::string> kDtypeNames = {"bf16", "f16", "fp16", "f32", "fp32"};
+
+/// The dtype one of kDtypeNames names.
+inline hgca::DType dtype_named(const std::string& name) {
+  if (name == "f32" || name == "fp32") return hgca::DType::kFloat32;
+  if (name == "f16" || name == "fp16") return hgca::DType::kFloat16;
+  return hgca::DType::kBFloat16;
 }
 
 /// Prints "<app name>: error (usage): <message>" and a pointer to --help; returns the status (2).

@@ -1,8 +1,6 @@
 // The machine's memory, for the tools' checks that a requested size can fit before a run starts.
 #pragma once
 
-#include <unistd.h>
-
 #include "kvmgr/machine_memory.hpp"
 
 namespace hgca::tools {
@@ -10,9 +8,7 @@ namespace hgca::tools {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 /// Physical memory of this machine, in GiB.
-inline double physical_memory_gib() {
-  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE)) / kGiB;
-}
+inline double physical_memory_gib() { return static_cast<double>(kvmgr::MachineMemory::physical_bytes()) / kGiB; }
 
 /// The memory this process may use, in GiB: the machine's, or its cgroup's limit where lower (what
 /// the runtime's store measures itself against).

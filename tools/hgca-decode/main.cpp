@@ -134,12 +134,6 @@ int32_t threads_used(const hgca::Runtime& runtime) {
   return n;
 }
 
-hgca::DType parse_dtype(const std::string& name) {
-  if (name == "f32" || name == "fp32") return hgca::DType::kFloat32;
-  if (name == "f16" || name == "fp16") return hgca::DType::kFloat16;
-  return hgca::DType::kBFloat16;
-}
-
 /// The choice whose hgca::to_string is `name` (CLI11 has checked that it is one of them).
 template <typename E>
 E parse_choice(const std::string& name, std::initializer_list<E> choices) {
@@ -442,7 +436,7 @@ int run_model(const Cli& cli) {
   o.n_q_heads = c.n_heads;
   o.n_kv_heads = c.n_kv_heads;
   o.head_dim = c.head_size();
-  o.dtype = parse_dtype(cli.dtype.empty() ? "f32" : cli.dtype);
+  o.dtype = hgca::tools::dtype_named(cli.dtype.empty() ? "f32" : cli.dtype);
   std::unique_ptr<HgcaAttention> attention;
   status = HgcaAttention::create(o, &attention);
   if (!status) return fail_options(status, /*synthetic=*/false);
@@ -544,7 +538,7 @@ int run_synthetic(const Cli& cli) {
   o.n_q_heads = cli.q_heads;
   o.n_kv_heads = cli.kv_heads;
   o.head_dim = cli.head_dim;
-  o.dtype = parse_dtype(cli.dtype.empty() ? "bf16" : cli.dtype);
+  o.dtype = hgca::tools::dtype_named(cli.dtype.empty() ? "bf16" : cli.dtype);
   if (!cli.window_blocks_given) o.window_blocks = 8;  // a 512-token window under a 2048-token prompt
   o.max_sequences = std::max(o.max_sequences, cli.synthetic.batch);
   // The runtime checks the options first (a --head-dim it cannot take is named as such, not as
@@ -639,7 +633,7 @@ int main(int argc, char** argv) {
   const std::string exec_group = "Execution";
   app.add_option("--dtype", cli.dtype, "element type of q, k, v and the KV cache (default: f32 with --model, bf16 "
                  "for the synthetic workload; fp32 and fp16 name f32 and f16 too, as in hgca-tune)")
-      ->check(CLI::IsMember({"f32", "bf16", "f16", "fp32", "fp16"}))->group(exec_group);
+      ->check(CLI::IsMember(hgca::tools::kDtypeNames))->group(exec_group);
   app.add_option("--backend", cli.backend, "where the window lives and is attended: cuda (the GPU; "
                  "device memory, asynchronous), host (all on the CPU), auto (cuda when this build has CUDA and "
                  "a GPU is usable, else host)")->capture_default_str()

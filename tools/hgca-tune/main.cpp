@@ -63,13 +63,6 @@ struct Measured {
   double balance = 1;  ///< median over steps of the slowest worker's busy time / the mean
 };
 
-std::optional<hgca::DType> parse_dtype(const std::string& s) {
-  if (s == "bf16") return hgca::DType::kBFloat16;
-  if (s == "f16" || s == "fp16") return hgca::DType::kFloat16;
-  if (s == "f32" || s == "fp32") return hgca::DType::kFloat32;
-  return std::nullopt;
-}
-
 std::optional<NumaPlacement> parse_placement(const std::string& s) {
   for (auto p : {NumaPlacement::kAuto, NumaPlacement::kBalanced, NumaPlacement::kGpuLocal}) {
     if (s == hgca::to_string(p)) return p;
@@ -218,7 +211,7 @@ int run(Cli& cli) {
   // Before the sweep, not after it.
   if (!cli.out.empty()) check_writable("--out", cli.out);
   if (!cli.svg.empty()) check_writable("--svg", cli.svg);
-  cli.shape.dtype = *parse_dtype(cli.dtype);  // checked by the command line's parser
+  cli.shape.dtype = hgca::tools::dtype_named(cli.dtype);  // checked by the command line's parser
   {
     // The workload holds at least two layers' selected K+V, and each sequence's queries and outputs.
     const double gib = hgca::tools::kGiB, ram = hgca::tools::usable_memory_gib();
@@ -573,7 +566,7 @@ int main(int argc, char** argv) {
   app.add_option("--kv-heads", cli.shape.kv_heads, "KV heads Hkv (divides Hq)")->capture_default_str()->transform(positive);
   app.add_option("--head-dim", cli.shape.head_dim, "head dim D (a multiple of 8 from 8 to 256)")->capture_default_str()->transform(hgca::tools::integer_in<int32_t>(8, 256));
   app.add_option("--dtype", cli.dtype, "KV dtype: bf16, f16 (or fp16) or f32 (or fp32)")->capture_default_str()
-      ->check(CLI::IsMember({"bf16", "f16", "fp16", "f32", "fp32"}));
+      ->check(CLI::IsMember(hgca::tools::kDtypeNames));
   app.add_option("--context", cli.shape.context, "store tokens per sequence")->capture_default_str()
       ->transform(hgca::tools::integer_in<int64_t>(1, int64_t{1} << 40));
   app.add_option("--selected-fraction", cli.shape.selected_fraction,
