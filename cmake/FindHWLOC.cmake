@@ -7,7 +7,7 @@ find_path(HWLOC_INCLUDE_DIR hwloc.h HINTS ${PC_HWLOC_INCLUDE_DIRS})
 find_library(HWLOC_LIBRARY hwloc HINTS ${PC_HWLOC_LIBRARY_DIRS})
 set(HWLOC_VERSION ${PC_HWLOC_VERSION})
 include(FindPackageHandleStandardArgs)
-find_package_handle_standard_args(HWLOC REQUIRED_VARS HWLOC_LIBRARY HWLOC_INCLUDE_DIR
+find_package_handle_standard_args(HWLOC NAME_MISMATCHED REQUIRED_VARS HWLOC_LIBRARY HWLOC_INCLUDE_DIR
                                   VERSION_VAR HWLOC_VERSION)
 if(HWLOC_FOUND AND NOT TARGET HWLOC::hwloc)
   add_library(HWLOC::hwloc UNKNOWN IMPORTED)

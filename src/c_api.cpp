@@ -152,6 +152,8 @@ void tuned_to_c(const hgca::Options& r, hgca_options* o) {
 
 extern "C" {
 
+int32_t hgca_version(void) { return HGCA_VERSION; }
+
 void hgca_options_default(hgca_options* options) {
   if (options) *options = to_c(hgca::Options{});
 }

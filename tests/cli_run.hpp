@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "hgca/hgca.h"
+
 namespace hgca::test {
 
 /// Runs `command` in the shell; its stdout, and its wait status in *status.
@@ -30,6 +32,15 @@ inline void expect_refused(const std::string& exe, const std::vector<std::pair<s
     EXPECT_NE(status, 0) << flags;
     EXPECT_NE(text.find(expected), std::string::npos) << flags << ": " << text;
   }
+}
+
+/// `exe --version` prints "<name> <hgca.h's version>" alone on stdout and exits 0.
+inline void expect_version(const std::string& exe, const std::string& name) {
+  int status = -1;
+  const std::string text = run(exe + " --version", &status);
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(text, name + " " + std::to_string(HGCA_VERSION_MAJOR) + "." + std::to_string(HGCA_VERSION_MINOR) + "." +
+                      std::to_string(HGCA_VERSION_PATCH) + "\n");
 }
 
 }  // namespace hgca::test

@@ -89,6 +89,8 @@ TEST(HgcaDecode, UsageErrorsExitTwo) {
   EXPECT_NE(text.find("writing the output to stdout failed"), std::string::npos) << text;
 }
 
+TEST(HgcaDecode, VersionIsTheHeadersVersion) { hgca::test::expect_version(HGCA_DECODE_EXE, "hgca-decode"); }
+
 TEST(HgcaDecode, OutputThatCannotBeWrittenFailsTheRun) {
   int status = -1;
   const std::string text = hgca::test::run(

@@ -1,10 +1,10 @@
 /* hgca C ABI: the C++ API (hgca.hpp) behind an opaque handle, for other languages and frameworks.
  *
- * Every function but hgca_options_default, hgca_destroy, hgca_status_string and hgca_last_error
- * returns an hgca_status; on failure hgca_last_error() gives a message naming the argument, the
- * value and what was expected: UTF-8, per calling thread, never NULL ("" before the thread's first
- * failure), kept until the thread's next failing call (a call that succeeds leaves it as it was),
- * the pointer valid until then.
+ * Every function but hgca_version, hgca_options_default, hgca_destroy, hgca_status_string and
+ * hgca_last_error returns an hgca_status; on failure hgca_last_error() gives a message naming the
+ * argument, the value and what was expected: UTF-8, per calling thread, never NULL ("" before the
+ * thread's first failure), kept until the thread's next failing call (a call that succeeds leaves
+ * it as it was), the pointer valid until then.
  * Tensors are contiguous row-major in the runtime's dtype:
  *   q, out [total_tokens, n_q_heads, head_dim]; k, v [total_tokens, n_kv_heads, head_dim].
  */
@@ -12,6 +12,13 @@
 #define HGCA_HGCA_H_
 
 #include <stdint.h>
+
+/* The version of this header; hgca_version() gives the library's (CMake's project version is read
+ * from here). Until 1.0 a new minor version may change the ABI. */
+#define HGCA_VERSION_MAJOR 0
+#define HGCA_VERSION_MINOR 1
+#define HGCA_VERSION_PATCH 0
+#define HGCA_VERSION (HGCA_VERSION_MAJOR * 10000 + HGCA_VERSION_MINOR * 100 + HGCA_VERSION_PATCH)
 
 #ifdef __cplusplus
 extern "C" {
@@ -113,6 +120,10 @@ typedef struct hgca_store_memory_stats {
 } hgca_store_memory_stats;
 
 typedef struct hgca_runtime hgca_runtime;
+
+/* The library's HGCA_VERSION as it was built: a caller compares it with the header's to find a
+ * library other than the one it was compiled against. */
+int32_t hgca_version(void);
 
 void hgca_options_default(hgca_options* options);
 /* A static string ("unknown status" for a value that is none of hgca_status's). */

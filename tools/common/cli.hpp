@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "hgca/hgca.h"
 #include "hgca/hgca.hpp"
 #include "output.hpp"
 
@@ -106,13 +107,20 @@ inline int usage_error(const CLI::App& app, const std::string& message) {
   return 2;
 }
 
+/// --version: "<app name> <the hgca library's version>".
+inline void add_version_flag(CLI::App& app) {
+  const int32_t v = hgca_version();
+  app.set_version_flag("--version", fmt::format("{} {}.{}.{}", app.get_name(), v / 10000, v / 100 % 100, v % 100),
+                       "print the version and exit");
+}
+
 /// Parses the command line. Returns nullopt to go on; otherwise the status to exit with: 0 after
 /// --help, usage_error's after a usage error.
 inline std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
     return std::nullopt;
-  } catch (const CLI::Success& e) {  // --help, which must have arrived
+  } catch (const CLI::Success& e) {  // --help or --version, which must have arrived
     const int status = app.exit(e);
     return finish_stdout(app.get_name().c_str(), status);
   } catch (const CLI::ParseError& e) {

@@ -591,6 +591,7 @@ int main(int argc, char** argv) {
   Cli cli;
   CLI::App app{kDescription, "hgca-decode"};
   app.footer(kExamples);
+  hgca::tools::add_version_flag(app);
   app.get_formatter()->column_width(34);
 
   const auto positive = hgca::tools::integer_in<int32_t>(1, std::numeric_limits<int32_t>::max());

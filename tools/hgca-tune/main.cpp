@@ -559,6 +559,7 @@ int main(int argc, char** argv) {
   Cli cli;
   CLI::App app{"hgca-tune: measure this machine and tune hgca's CPU engine for a model shape", "hgca-tune"};
   app.footer(kExamples);
+  hgca::tools::add_version_flag(app);
   const int32_t int_max = std::numeric_limits<int32_t>::max();
   const auto positive = hgca::tools::integer_in<int32_t>(1, int_max);
   const auto non_negative = hgca::tools::integer_in<int32_t>(0, int_max);
