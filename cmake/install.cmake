@@ -1,5 +1,5 @@
-# Install rules: the library, its headers and a CMake package (find_package(hgca) gives
-# hgca::hgca), and the tools. `cmake --install build/default --prefix <dir>`.
+# Install rules: the library, its headers, a CMake package (find_package(hgca) gives hgca::hgca)
+# and a pkg-config file, and the tools. `cmake --install build/default --prefix <dir>`.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -26,6 +26,23 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/hgcaConfigVersion.cmake C
 install(FILES ${PROJECT_BINARY_DIR}/hgcaConfig.cmake ${PROJECT_BINARY_DIR}/hgcaConfigVersion.cmake
               cmake/FindHWLOC.cmake
         DESTINATION ${HGCA_CMAKE_DIR} COMPONENT library)
+
+# pkg-config for builds without CMake: `pkg-config --cflags --libs hgca`. A static libhgca.a lists
+# what it links with (shared libraries) as its own requirements: --static would also ask for their
+# static dependencies. The prefix is found from the file's own place, so the install may move.
+file(RELATIVE_PATH HGCA_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+string(REGEX REPLACE "/$" "" HGCA_PC_TO_PREFIX "${HGCA_PC_TO_PREFIX}")
+set(HGCA_PC_REQUIRES "")
+set(HGCA_PC_LIBS "")
+if(HGCA_STATIC)
+  set(HGCA_PC_REQUIRES "tbb hwloc fmt")
+  set(HGCA_PC_LIBS "-ltbbmalloc -lstdc++ -lm")
+  if(HGCA_WITH_CUDA)
+    string(APPEND HGCA_PC_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -lcudart")
+  endif()
+endif()
+configure_file(cmake/hgca.pc.in ${PROJECT_BINARY_DIR}/hgca.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/hgca.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT library)
 
 foreach(tool hgca-decode hgca-tune)
   if(TARGET ${tool})

@@ -1,7 +1,8 @@
 # CTest's install.find_package: installs the build at BUILD_DIR into WORK/prefix, then configures,
 # builds and runs this directory's consumer project against it, as a user's project would find
-# hgca (find_package(hgca), hgca::hgca); the installed tools must report this version.
-foreach(var BUILD_DIR WORK SOURCE_DIR GENERATOR VERSION)
+# hgca (find_package(hgca), hgca::hgca), and the C program through pkg-config; the installed tools
+# must report this version.
+foreach(var BUILD_DIR WORK SOURCE_DIR GENERATOR VERSION LIBDIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "check_install.cmake: -D${var}=… is required")
   endif()
@@ -26,6 +27,20 @@ run(${CMAKE_COMMAND} --build ${WORK}/build)
 run(${WORK}/build/consumer_c)
 run(${WORK}/build/consumer_cpp)
 run(${WORK}/build/consumer_cpp cuda SKIP_OK)
+# The C program again, compiled and linked by the C compiler alone with pkg-config's flags.
+find_program(PKG_CONFIG pkg-config)
+find_program(CC NAMES cc gcc)
+if(PKG_CONFIG AND CC)
+  set(ENV{PKG_CONFIG_PATH} ${WORK}/prefix/${LIBDIR}/pkgconfig)
+  run(${PKG_CONFIG} --cflags --libs hgca)
+  separate_arguments(flags UNIX_COMMAND "${output}")
+  run(${CC} -std=c11 ${SOURCE_DIR}/consumer.c -o ${WORK}/build/consumer_c_pkg_config ${flags} -lm)  # -lm: the reference
+  set(ENV{LD_LIBRARY_PATH} ${WORK}/prefix/${LIBDIR})  # a shared libhgca.so is not on the loader's path
+  run(${WORK}/build/consumer_c_pkg_config)
+else()
+  message(STATUS "pkg-config or cc not found: the pkg-config check is skipped")
+endif()
+
 foreach(tool hgca-decode hgca-tune)
   if(EXISTS ${WORK}/prefix/bin/${tool})
     run(${WORK}/prefix/bin/${tool} --version)
