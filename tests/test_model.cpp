@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -302,6 +303,39 @@ TEST_F(LoaderErrorTest, CheckpointFromAPipeIsNamed) {
   EXPECT_NE(status.message().find("expected a regular file (it is memory-mapped), found a pipe"), std::string::npos)
       << status.message();
   EXPECT_EQ(ckpt, nullptr);
+}
+
+// A NaN or infinite weight is refused at load, named by tensor, layer and element (it used to run to
+// the end and report NaN logits).
+TEST_F(LoaderErrorTest, NonFiniteWeightIsNamed) {
+  if (!std::filesystem::exists(kCheckpointPath)) GTEST_SKIP() << "stories260K not found under " << kDataDir;
+  std::unique_ptr<Checkpoint> good;
+  ASSERT_TRUE(Checkpoint::load(kCheckpointPath, &good).is_ok());
+  const Config& c = good->config();
+  const Weights& w = good->weights();
+  // File offset of a weight: the header, then the tensors from the token embedding on.
+  auto offset = [&](const float* x) { return 28 + (x - w.token_embedding) * sizeof(float); };
+  std::ifstream in(kCheckpointPath, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  struct Poisoned {
+    const float* at;
+    float value;
+    std::string expected;
+  };
+  const int64_t wk_layer = int64_t{c.kv_dim()} * c.dim;
+  const Poisoned cases[] = {
+      {w.wk + wk_layer + 5, std::numeric_limits<float>::quiet_NaN(), "weight wk of layer 1 holds nan at element 5"},
+      {w.rms_final + 3, -std::numeric_limits<float>::infinity(), "weight rms_final holds -inf at element 3"},
+  };
+  for (const Poisoned& k : cases) {
+    std::string data = bytes;
+    std::memcpy(data.data() + offset(k.at), &k.value, sizeof(float));
+    std::unique_ptr<Checkpoint> ckpt;
+    const Status status = Checkpoint::load(file_with(data), &ckpt);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(status.message().find(k.expected), std::string::npos) << status.message();
+    EXPECT_EQ(ckpt, nullptr);
+  }
 }
 
 TEST_F(LoaderErrorTest, CheckpointShorterThanHeader) {

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <initializer_list>
 
@@ -30,6 +31,26 @@ int64_t checked_product(std::initializer_list<int64_t> factors) {
 std::string describe(const Config& c, int32_t raw_vocab) {
   return fmt::format("dim {}, hidden_dim {}, n_layers {}, n_heads {}, n_kv_heads {}, vocab_size {}, seq_len {}",
                      c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, raw_vocab, c.seq_len);
+}
+
+/// Index of the first NaN or infinity among n floats, or -1. Exponent bits all set, tested a chunk
+/// at a time so the loop vectorizes (a multi-GB checkpoint is read once more, at memory speed).
+int64_t first_non_finite(const float* x, int64_t n) {
+  constexpr int64_t kChunk = 4096;
+  for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
+    const int64_t c1 = c0 + kChunk < n ? c0 + kChunk : n;
+    uint32_t any = 0;
+    for (int64_t i = c0; i < c1; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, x + i, sizeof bits);
+      any |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+    }
+    if (any == 0) continue;
+    for (int64_t i = c0; i < c1; ++i) {
+      if (!std::isfinite(x[i])) return i;
+    }
+  }
+  return -1;
 }
 
 }  // namespace
@@ -150,6 +171,27 @@ Status Checkpoint::load(const std::string& path, std::unique_ptr<Checkpoint>* ou
   }
   p += counts[11] + counts[12];
   w.wcls = c.shared_classifier ? w.token_embedding : p;
+
+  // A NaN or infinite weight would run to the end and report NaN logits; refused here by name.
+  const char* const names[] = {"token_embedding", "rms_att", "wq", "wk", "wv", "wo", "rms_ffn", "w1", "w2", "w3",
+                               "rms_final"};
+  const int64_t per_layer[] = {0, dim, dim * dim, dim * kv_dim, dim * kv_dim, dim * dim, dim, dim * hidden,
+                               hidden * dim, dim * hidden, 0};
+  for (std::size_t i = 0; i < std::size(slots); ++i) {
+    if (const int64_t at = first_non_finite(*slots[i], counts[i]); at >= 0) {
+      return {StatusCode::kInvalidArgument,
+              fmt::format("checkpoint '{}': weight {}{} holds {} at element {}; expected finite float32 weights", path,
+                          names[i], per_layer[i] > 0 ? fmt::format(" of layer {}", at / per_layer[i]) : "",
+                          (*slots[i])[at], per_layer[i] > 0 ? at % per_layer[i] : at)};
+    }
+  }
+  if (!c.shared_classifier) {
+    if (const int64_t at = first_non_finite(w.wcls, counts[13]); at >= 0) {
+      return {StatusCode::kInvalidArgument,
+              fmt::format("checkpoint '{}': weight wcls holds {} at element {}; expected finite float32 weights", path,
+                          w.wcls[at], at)};
+    }
+  }
 
   *out = std::move(ckpt);
   return Status::ok();
