@@ -29,9 +29,8 @@ install(FILES ${PROJECT_BINARY_DIR}/hgcaConfig.cmake ${PROJECT_BINARY_DIR}/hgcaC
 
 # pkg-config for builds without CMake: `pkg-config --cflags --libs hgca`. A static libhgca.a lists
 # what it links with (shared libraries) as its own requirements: --static would also ask for their
-# static dependencies. The prefix is found from the file's own place, so the install may move.
-file(RELATIVE_PATH HGCA_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
-string(REGEX REPLACE "/$" "" HGCA_PC_TO_PREFIX "${HGCA_PC_TO_PREFIX}")
+# static dependencies. The prefix is the one installed to (`--prefix` included), written at install
+# time, so that pkg-config recognises /usr's directories as the system's.
 set(HGCA_PC_REQUIRES "")
 set(HGCA_PC_LIBS "")
 if(HGCA_STATIC)
@@ -41,13 +40,23 @@ if(HGCA_STATIC)
     string(APPEND HGCA_PC_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -lcudart")
   endif()
 endif()
-configure_file(cmake/hgca.pc.in ${PROJECT_BINARY_DIR}/hgca.pc @ONLY)
+foreach(dir LIBDIR INCLUDEDIR)  # relative to the prefix unless given absolute
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
+    set(HGCA_PC_${dir} "${CMAKE_INSTALL_${dir}}")
+  else()
+    set(HGCA_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
+  endif()
+endforeach()
+set(HGCA_PC_PREFIX "@CMAKE_INSTALL_PREFIX@")  # for the second configure_file, at install time
+configure_file(cmake/hgca.pc.in ${PROJECT_BINARY_DIR}/hgca.pc.in @ONLY)
+install(CODE "configure_file(${PROJECT_BINARY_DIR}/hgca.pc.in ${PROJECT_BINARY_DIR}/hgca.pc @ONLY)" COMPONENT library)
 install(FILES ${PROJECT_BINARY_DIR}/hgca.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT library)
 
 foreach(tool hgca-decode hgca-tune)
   if(TARGET ${tool})
     install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
-    if(NOT HGCA_STATIC)  # the installed tools find the installed libhgca.so
+    # The installed tools find the installed libhgca.so, where the loader would not look anyway.
+    if(NOT HGCA_STATIC AND NOT CMAKE_INSTALL_FULL_LIBDIR IN_LIST CMAKE_PLATFORM_IMPLICIT_LINK_DIRECTORIES)
       set_target_properties(${tool} PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
     endif()
   endif()

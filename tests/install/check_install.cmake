@@ -2,7 +2,7 @@
 # builds and runs this directory's consumer project against it, as a user's project would find
 # hgca (find_package(hgca), hgca::hgca), and the C program through pkg-config; the installed tools
 # must report this version.
-foreach(var BUILD_DIR WORK SOURCE_DIR GENERATOR VERSION LIBDIR)
+foreach(var BUILD_DIR WORK SOURCE_DIR GENERATOR VERSION LIBDIR BINDIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "check_install.cmake: -D${var}=… is required")
   endif()
@@ -42,8 +42,8 @@ else()
 endif()
 
 foreach(tool hgca-decode hgca-tune)
-  if(EXISTS ${WORK}/prefix/bin/${tool})
-    run(${WORK}/prefix/bin/${tool} --version)
+  if(EXISTS ${BUILD_DIR}/tools/${tool}/${tool})  # built, so installed
+    run(${WORK}/prefix/${BINDIR}/${tool} --version)
     if(NOT output MATCHES "^${tool} ${VERSION}\n$")
       message(FATAL_ERROR "check_install.cmake: ${tool} --version printed '${output}', expected '${tool} ${VERSION}'")
     endif()
