@@ -29,8 +29,9 @@ install(FILES ${PROJECT_BINARY_DIR}/hgcaConfig.cmake ${PROJECT_BINARY_DIR}/hgcaC
 
 # pkg-config for builds without CMake: `pkg-config --cflags --libs hgca`. A static libhgca.a lists
 # what it links with (shared libraries) as its own requirements: --static would also ask for their
-# static dependencies. The prefix is the one installed to (`--prefix` included), written at install
-# time, so that pkg-config recognises /usr's directories as the system's.
+# static dependencies. The prefix is the one installed to (`--prefix` included), so that pkg-config
+# recognises /usr's directories as the system's: the file is written at install time, straight to
+# its place (the build tree may be another user's or read-only by then).
 set(HGCA_PC_REQUIRES "")
 set(HGCA_PC_LIBS "")
 if(HGCA_STATIC)
@@ -43,21 +44,29 @@ endif()
 foreach(dir LIBDIR INCLUDEDIR)  # relative to the prefix unless given absolute
   if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
     set(HGCA_PC_${dir} "${CMAKE_INSTALL_${dir}}")
+    set(HGCA_INSTALLED_${dir} "${CMAKE_INSTALL_${dir}}")
   else()
     set(HGCA_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
+    set(HGCA_INSTALLED_${dir} "\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_${dir}}")
   endif()
 endforeach()
 set(HGCA_PC_PREFIX "@CMAKE_INSTALL_PREFIX@")  # for the second configure_file, at install time
 configure_file(cmake/hgca.pc.in ${PROJECT_BINARY_DIR}/hgca.pc.in @ONLY)
-install(CODE "configure_file(${PROJECT_BINARY_DIR}/hgca.pc.in ${PROJECT_BINARY_DIR}/hgca.pc @ONLY)" COMPONENT library)
-install(FILES ${PROJECT_BINARY_DIR}/hgca.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT library)
+install(CODE "
+  set(hgca_pc \"\$ENV{DESTDIR}${HGCA_INSTALLED_LIBDIR}/pkgconfig/hgca.pc\")
+  message(STATUS \"Installing: \${hgca_pc}\")
+  configure_file(\"${PROJECT_BINARY_DIR}/hgca.pc.in\" \"\${hgca_pc}\" @ONLY)
+  list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${hgca_pc}\")" COMPONENT library)
 
 foreach(tool hgca-decode hgca-tune)
   if(TARGET ${tool})
     install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
-    # The installed tools find the installed libhgca.so, where the loader would not look anyway.
-    if(NOT HGCA_STATIC AND NOT CMAKE_INSTALL_FULL_LIBDIR IN_LIST CMAKE_PLATFORM_IMPLICIT_LINK_DIRECTORIES)
-      set_target_properties(${tool} PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+    # The installed tools find the installed libhgca.so from their own place, wherever the prefix
+    # is (a distribution's package, installing to the system's directories, passes
+    # -DCMAKE_SKIP_INSTALL_RPATH=ON).
+    if(NOT HGCA_STATIC)
+      file(RELATIVE_PATH _hgca_bin_to_lib ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
+      set_target_properties(${tool} PROPERTIES INSTALL_RPATH "$ORIGIN/${_hgca_bin_to_lib}")
     endif()
   endif()
 endforeach()

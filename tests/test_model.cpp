@@ -336,6 +336,18 @@ TEST_F(LoaderErrorTest, NonFiniteWeightIsNamed) {
     EXPECT_NE(status.message().find(k.expected), std::string::npos) << status.message();
     EXPECT_EQ(ckpt, nullptr);
   }
+  // A classifier of its own (negative vocab_size on disk, the matrix at the end): the embedding
+  // again, poisoned at element 7.
+  std::string separate = bytes;
+  const int32_t negative_vocab = -c.vocab_size;
+  std::memcpy(separate.data() + 5 * sizeof(int32_t), &negative_vocab, sizeof negative_vocab);
+  std::string wcls = bytes.substr(offset(w.token_embedding), int64_t{c.vocab_size} * c.dim * sizeof(float));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(wcls.data() + 7 * sizeof(float), &nan, sizeof nan);
+  std::unique_ptr<Checkpoint> ckpt;
+  const Status status = Checkpoint::load(file_with(separate + wcls), &ckpt);
+  EXPECT_NE(status.message().find("weight wcls holds nan at element 7"), std::string::npos) << status.message();
+  EXPECT_EQ(ckpt, nullptr);
 }
 
 TEST_F(LoaderErrorTest, CheckpointShorterThanHeader) {

@@ -90,10 +90,10 @@ TEST(HgcaTune, QuickJsonOnATinyWorkload) {
   std::filesystem::remove(svg);
 }
 
-// A malformed command line, flags that contradict each other included, is a usage error: status 2,
-// before anything is measured.
 TEST(HgcaTune, VersionIsTheHeadersVersion) { test::expect_version(HGCA_TUNE_EXE, "hgca-tune"); }
 
+// A malformed command line, flags that contradict each other included, is a usage error: status 2,
+// before anything is measured.
 TEST(HgcaTune, BadFlagsAreNamed) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--q-heads 8 --kv-heads 3", "--kv-heads: expected a divisor of --q-heads 8, got 3"},

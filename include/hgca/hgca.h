@@ -19,6 +19,9 @@
 #define HGCA_VERSION_MINOR 1
 #define HGCA_VERSION_PATCH 0
 #define HGCA_VERSION (HGCA_VERSION_MAJOR * 10000 + HGCA_VERSION_MINOR * 100 + HGCA_VERSION_PATCH)
+#if HGCA_VERSION_MINOR > 99 || HGCA_VERSION_PATCH > 99
+#error "HGCA_VERSION encodes the minor and patch versions in two decimal digits each"
+#endif
 
 #ifdef __cplusplus
 extern "C" {

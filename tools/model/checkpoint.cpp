@@ -33,8 +33,9 @@ std::string describe(const Config& c, int32_t raw_vocab) {
                      c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, raw_vocab, c.seq_len);
 }
 
-/// Index of the first NaN or infinity among n floats, or -1. Exponent bits all set, tested a chunk
-/// at a time so the loop vectorizes (a multi-GB checkpoint is read once more, at memory speed).
+/// Index of the first NaN or infinity among n floats, or -1: exponent bits all set, tested a chunk at
+/// a time in a loop the compiler can vectorize (-O3). It reads every weight at load, which the first
+/// token would do anyway (from disk, where the file is not in the page cache).
 int64_t first_non_finite(const float* x, int64_t n) {
   constexpr int64_t kChunk = 4096;
   for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
@@ -162,34 +163,35 @@ Status Checkpoint::load(const std::string& path, std::unique_ptr<Checkpoint>* ou
 
   const float* p = reinterpret_cast<const float*>(static_cast<const char*>(mapping) + kHeaderBytes);
   Weights& w = ckpt->weights_;
-  // Each tensor starts where the previous one ends; the two RoPE tables are skipped.
-  const float** const slots[] = {&w.token_embedding, &w.rms_att, &w.wq, &w.wk, &w.wv, &w.wo,
-                                 &w.rms_ffn, &w.w1, &w.w2, &w.w3, &w.rms_final};
-  for (std::size_t i = 0; i < std::size(slots); ++i) {
-    *slots[i] = p;
+  // Each tensor starts where the previous one ends (counts' order); the two RoPE tables are skipped.
+  // per_layer: a layer's floats, to name where a bad weight is (0: not per layer).
+  struct Tensor {
+    const char* name;
+    const float** slot;
+    int64_t per_layer;
+  };
+  const Tensor tensors[] = {{"token_embedding", &w.token_embedding, 0}, {"rms_att", &w.rms_att, dim},
+                            {"wq", &w.wq, dim * dim},           {"wk", &w.wk, dim * kv_dim},
+                            {"wv", &w.wv, dim * kv_dim},        {"wo", &w.wo, dim * dim},
+                            {"rms_ffn", &w.rms_ffn, dim},       {"w1", &w.w1, dim * hidden},
+                            {"w2", &w.w2, hidden * dim},        {"w3", &w.w3, dim * hidden},
+                            {"rms_final", &w.rms_final, 0},     {"wcls", &w.wcls, 0}};
+  for (std::size_t i = 0; i < 11; ++i) {
+    *tensors[i].slot = p;
     p += counts[i];
   }
   p += counts[11] + counts[12];
   w.wcls = c.shared_classifier ? w.token_embedding : p;
 
   // A NaN or infinite weight would run to the end and report NaN logits; refused here by name.
-  const char* const names[] = {"token_embedding", "rms_att", "wq", "wk", "wv", "wo", "rms_ffn", "w1", "w2", "w3",
-                               "rms_final"};
-  const int64_t per_layer[] = {0, dim, dim * dim, dim * kv_dim, dim * kv_dim, dim * dim, dim, dim * hidden,
-                               hidden * dim, dim * hidden, 0};
-  for (std::size_t i = 0; i < std::size(slots); ++i) {
-    if (const int64_t at = first_non_finite(*slots[i], counts[i]); at >= 0) {
+  for (std::size_t i = 0; i < std::size(tensors); ++i) {
+    const Tensor& t = tensors[i];
+    const int64_t n = i < 11 ? counts[i] : counts[13];  // wcls: 0 floats of its own when shared
+    if (const int64_t at = first_non_finite(*t.slot, n); at >= 0) {
       return {StatusCode::kInvalidArgument,
               fmt::format("checkpoint '{}': weight {}{} holds {} at element {}; expected finite float32 weights", path,
-                          names[i], per_layer[i] > 0 ? fmt::format(" of layer {}", at / per_layer[i]) : "",
-                          (*slots[i])[at], per_layer[i] > 0 ? at % per_layer[i] : at)};
-    }
-  }
-  if (!c.shared_classifier) {
-    if (const int64_t at = first_non_finite(w.wcls, counts[13]); at >= 0) {
-      return {StatusCode::kInvalidArgument,
-              fmt::format("checkpoint '{}': weight wcls holds {} at element {}; expected finite float32 weights", path,
-                          w.wcls[at], at)};
+                          t.name, t.per_layer > 0 ? fmt::format(" of layer {}", at / t.per_layer) : "", (*t.slot)[at],
+                          t.per_layer > 0 ? at % t.per_layer : at)};
     }
   }
 
