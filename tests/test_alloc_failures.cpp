@@ -51,8 +51,12 @@ extern "C" void* scalable_malloc(std::size_t n) {
   static const auto next = reinterpret_cast<Malloc>(dlsym(RTLD_NEXT, "scalable_malloc"));
   return chosen() ? nullptr : next(n);
 }
+// GCC takes the free() below for a mismatch with `new`; the operator new above is malloc.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace hgca {
 namespace {
