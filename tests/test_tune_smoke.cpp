@@ -178,6 +178,17 @@ TEST(HgcaTune, UnwritableOutputIsRefusedBeforeTheSweep) {
     EXPECT_NE(text.find(std::string(flag) + " /proc/hgca-tune-test: cannot write"), std::string::npos) << text;
     EXPECT_EQ(text.find("GB/s"), std::string::npos) << flag << ": measured before refusing:\n" << text;
   }
+  // A loop of links is named, and stays as it was (it used to be replaced by a file).
+  const auto dir = std::filesystem::temp_directory_path() / ("hgca_tune_loop_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::filesystem::create_symlink("b", dir / "a");
+  std::filesystem::create_symlink("a", dir / "b");
+  int status = -1;
+  const std::string text = run(std::string(HGCA_TUNE_EXE) + " --quick --out " + (dir / "a").string() + " 2>&1", &status);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(text.find("/a: Too many levels of symbolic links"), std::string::npos) << text;
+  EXPECT_TRUE(std::filesystem::is_symlink(dir / "a") && std::filesystem::is_symlink(dir / "b"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -92,6 +92,11 @@ std::filesystem::path file_named(const std::string& path) {
 /// rather than blocks); for a new one a probe file is made beside it and removed.
 void check_writable(const char* flag, const std::string& path) {
   namespace fs = std::filesystem;
+  // A path that does not resolve (a loop of links, a directory on the way that is none or cannot be
+  // searched) is named; only a missing file (or a link to one) is made.
+  if (struct stat st{}; ::stat(path.c_str(), &st) != 0 && errno != ENOENT) {
+    fail(fmt::format("{} {}: {}", flag, path, std::strerror(errno)));
+  }
   std::error_code ec;
   if (fs::is_directory(path, ec)) fail(fmt::format("{} {}: is a directory, expected a file to write", flag, path));
   if (fs::exists(path, ec)) {
