@@ -101,6 +101,7 @@ TEST(HgcaTune, BadFlagsAreNamed) {
       {"--dtype xyz", "--dtype: xyz not in"},
       {"--placement auto,bogus", "--placement: bogus not in"},
       {"--out t.json --svg ./t.json", "--out t.json and --svg ./t.json name the same file"},
+      {"--json --out /dev/stdout", "--out /dev/stdout is stdout, where --json prints its report"},
       {"--gpu-cpus 0 --gpu-pci-bus-id 0000:01:00.0", "--gpu-pci-bus-id excludes --gpu-cpus"},
   };
   for (const auto& [flags, expected] : cases) {

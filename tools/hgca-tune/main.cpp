@@ -113,6 +113,14 @@ void check_writable(const char* flag, const std::string& path) {
   ::unlink(probe.c_str());
 }
 
+/// Whether `path` is the file this process's stdout writes to (/dev/stdout, or the file it was
+/// redirected to).
+bool is_stdout(const std::string& path) {
+  struct stat file{}, out{};
+  return ::stat(path.c_str(), &file) == 0 && ::fstat(STDOUT_FILENO, &out) == 0 && file.st_dev == out.st_dev &&
+         file.st_ino == out.st_ino;
+}
+
 [[noreturn]] void fail(const std::string& message) {
   std::fflush(stdout);  // what was printed (a report whose files could not be written) comes first
   hgca::tools::eprint("hgca-tune: {}\n", message);
@@ -611,6 +619,13 @@ int main(int argc, char** argv) {
   }
   if (!cli.out.empty() && !cli.svg.empty() && file_named(cli.out) == file_named(cli.svg)) {
     return hgca::tools::usage_error(app, fmt::format("--out {} and --svg {} name the same file", cli.out, cli.svg));
+  }
+  // With --json the report is the one JSON object on stdout: a file written there too would follow it.
+  for (const auto& [flag, path] : {std::pair{"--out", cli.out}, std::pair{"--svg", cli.svg}}) {
+    if (cli.json && !path.empty() && is_stdout(path)) {
+      return hgca::tools::usage_error(
+          app, fmt::format("{} {} is stdout, where --json prints its report: name a file, or drop --json", flag, path));
+    }
   }
   try {
     // What was printed must have arrived: a report lost to a full disk is a failed run.
