@@ -31,8 +31,10 @@ Status validate_options(const Options& o) {
     return error(kInvalidArgument, "n_kv_heads = {}, expected ≥ 1 and dividing n_q_heads = {}",
                  o.n_kv_heads, o.n_q_heads);
   }
+  // 12 or 264 are head dims of a model that hgca does not support; one ≤ 0 is no head dim at all.
   if (o.head_dim < 8 || o.head_dim > 256 || o.head_dim % 8 != 0) {
-    return error(kUnsupported, "head_dim = {}, expected a multiple of 8 in [8, 256]", o.head_dim);
+    return error(o.head_dim < 1 ? kInvalidArgument : kUnsupported, "head_dim = {}, expected a multiple of 8 in [8, 256]",
+                 o.head_dim);
   }
   if (o.dtype != DType::kFloat32 && o.dtype != DType::kFloat16 && o.dtype != DType::kBFloat16) {
     return error(kInvalidArgument, "dtype = {}, expected f32, f16 or bf16", static_cast<int>(o.dtype));

@@ -528,7 +528,7 @@ struct CreateCase {
 TEST(ErrorsCreate, RejectsBadOptions) {
   const CreateCase cases[] = {
       {"head_dim 12", [](Options& o) { o.head_dim = 12; }, StatusCode::kUnsupported, {"head_dim = 12"}},
-      {"head_dim 0", [](Options& o) { o.head_dim = 0; }, StatusCode::kUnsupported, {"head_dim = 0"}},
+      {"head_dim 0", [](Options& o) { o.head_dim = 0; }, StatusCode::kInvalidArgument, {"head_dim = 0"}},
       {"head_dim 264", [](Options& o) { o.head_dim = 264; }, StatusCode::kUnsupported, {"head_dim = 264", "256"}},
       {"beta -1", [](Options& o) { o.beta = -1.0f; }, StatusCode::kInvalidArgument, {"beta = -1"}},
       {"beta nan", [](Options& o) { o.beta = std::nanf(""); }, StatusCode::kInvalidArgument, {"beta = nan"}},

@@ -150,8 +150,15 @@ hgca_status hgca_get_options(const hgca_runtime* runtime, hgca_options* out);
 hgca_status hgca_add_sequence(hgca_runtime* runtime, uint64_t seq_id);
 hgca_status hgca_release_sequence(hgca_runtime* runtime, uint64_t seq_id);
 
-/* Takes the store memory the step's calls need: HGCA_OUT_OF_MEMORY here changes nothing (release
- * sequences or raise store_limit_bytes, then begin the step again). */
+/* A step (as hgca::Runtime documents it): hgca_begin_step with batch_size >= 1 distinct, added
+ * sequences and their new-token counts (>= 1 each); hgca_attention once for every layer, in any
+ * order, over the batch's total_tokens rows (entry i's rows follow entry i-1's); hgca_end_step.
+ * Calls on one runtime must not overlap (one thread, or the caller's lock).
+ * hgca_begin_step takes the store memory the step's calls need: HGCA_OUT_OF_MEMORY here changes
+ * nothing (release sequences or raise store_limit_bytes, then begin the step again). Memory for
+ * selecting entries into context sets is taken during the step; running out of it is reported,
+ * HGCA_OUT_OF_MEMORY, by a later call (the call that reports it did nothing else and may be made
+ * again), and until then those entries stay unselected (no entry is lost). */
 hgca_status hgca_begin_step(hgca_runtime* runtime, const uint64_t* seq_ids, const int32_t* n_new,
                             int32_t batch_size);
 /* lse_out [total_tokens, n_q_heads] may be NULL; out and lse_out share no memory with q, k, v or
@@ -180,8 +187,9 @@ hgca_status hgca_get_cpu_stats(const hgca_runtime* runtime, hgca_cpu_stats* out,
 /* The NUMA node the sequence was assigned when added (hgca::Runtime::sequence_node). */
 hgca_status hgca_sequence_node(const hgca_runtime* runtime, uint64_t seq_id, int32_t* out);
 /* The sequence's whole history at `layer` (window and store) in token order, [length, n_kv_heads,
- * head_dim] in the runtime's dtype: k_out and v_out hold hgca_sequence_length() × n_kv_heads ×
- * head_dim elements each. Between steps only (HGCA_FAILED_PRECONDITION while a step is open). */
+ * head_dim] in the runtime's dtype: k_out and v_out (not NULL, even for length 0) hold
+ * hgca_sequence_length() × n_kv_heads × head_dim elements each. Between steps only
+ * (HGCA_FAILED_PRECONDITION while a step is open). */
 hgca_status hgca_read_kv(const hgca_runtime* runtime, int32_t layer, uint64_t seq_id, void* k_out,
                          void* v_out);
 hgca_status hgca_synchronize(hgca_runtime* runtime);

@@ -119,7 +119,9 @@ struct Options {
   int32_t window_blocks = 16;  ///< window W = window_blocks × block_tokens tokens per (layer, sequence), ≤ 2^24
   int32_t block_tokens = 64;   ///< eviction granularity: whole blocks leave the window
   float alpha = 0.1f;          ///< MAW update: maw ← (1 − alpha)·maw + alpha·a, in (0, 1]
-  float beta = 1.0f;           ///< selection: keep entry when maw > beta / n_ref; 0 keeps everything
+  /// selection: keep entry when maw > beta / n_ref; 0 keeps everything (exact attention, as long as
+  /// no kOutOfMemory about selection has been reported: see Runtime::attention's errors)
+  float beta = 1.0f;
   /// Per KV head, keep at least this many store entries: those of highest MAW relative to the
   /// weights it was normalized over (maw × n_ref, what the threshold compares with beta), so that
   /// entries judged against windows and stores of different sizes rank fairly.
@@ -284,6 +286,8 @@ struct StoreMemoryStats {
   int64_t registration_failures = 0;  ///< chunks the GPU refused to register (the node then grows no more)
 };
 
+/// One runtime serves one caller at a time: its calls must not overlap (make them from one thread, or
+/// under the caller's own lock); separate runtimes are independent.
 class Runtime {
  public:
   /// Validates `options` and builds a runtime.
@@ -305,8 +309,11 @@ class Runtime {
   /// Begins a step: the batch's sequences (distinct, added) and their new-token counts (≥ 1).
   /// Tokens of batch entry i are rows [offset_i, offset_i + n_new[i]) of every tensor of the step.
   /// It takes the DRAM store memory that every layer's call will need for the entries leaving the
-  /// window, so that memory running out fails here (kOutOfMemory, nothing changed: release
-  /// sequences or raise store_limit_bytes, and begin the step again), never half-way through a step.
+  /// window, so that memory running out for them fails here (kOutOfMemory, nothing changed: release
+  /// sequences or raise store_limit_bytes, and begin the step again), never half-way through a step;
+  /// no entry is ever lost. The room to select them into context sets (and re-evaluations' new
+  /// sets) is taken during the step: running out of that leaves entries unselected until it is
+  /// reported (attention()'s errors), so attention is sparser than beta asks meanwhile.
   virtual Status begin_step(std::span<const SeqId> seq_ids, std::span<const int32_t> n_new) = 0;
 
   /// One attention call for `layer` (each layer exactly once per step, any order).
@@ -348,13 +355,15 @@ class Runtime {
   /// rows are in, and the step must be completed (kFailedPrecondition).
   virtual Status abort_step() = 0;
 
-  /// Statistics of `layer` over the live sequences (reflects published re-evaluations).
+  /// Statistics of `layer` over the live sequences (reflects published re-evaluations). During a step,
+  /// a layer already attended in it shows the step's rows, the others not yet.
   virtual Status layer_stats(int32_t layer, LayerStats* out) const = 0;
 
   /// The DRAM store's memory, one entry per NUMA node.
   virtual Status store_memory_stats(std::vector<StoreMemoryStats>* out) const = 0;
 
-  /// Tokens of `id`'s history (the same for every layer at a step boundary).
+  /// Tokens of `id`'s history (the same for every layer at a step boundary; during a step, the
+  /// length before it).
   virtual Status sequence_length(SeqId id, int64_t* out) const = 0;
 
   /// The CPU pool (threads per NUMA node, sequences on each) and the engine configuration in use.
@@ -366,7 +375,7 @@ class Runtime {
   /// Copies `id`'s whole history at `layer` from window ∪ store into k_out, v_out
   /// [length, Hkv, D] in options().dtype (sequence_length() × Hkv × D elements each), in token
   /// order (the layout attention() took them in). Between steps only (kFailedPrecondition while a
-  /// step is open).
+  /// step is open). k_out and v_out must not be null, even for a history of length 0.
   virtual Status read_kv(int32_t layer, SeqId id, void* k_out, void* v_out) const = 0;
 
   /// Waits for all enqueued work (CUDA backend) and for asynchronous re-evaluations, and publishes
