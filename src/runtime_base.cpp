@@ -250,14 +250,19 @@ Status RuntimeBase::begin_step(std::span<const SeqId> seq_ids, std::span<const i
     }
     // Store memory for the whole step, so that an attention call cannot run out of it half-way
     // through a step (its layers would disagree, and no sequence can be released while it is open).
+    std::size_t i = 0;  // the sequence whose blocks are being taken: named when memory runs out
     try {
-      for (int32_t i = 0; i < step->size(); ++i) {
+      for (; i < seq_ids.size(); ++i) {
         for (int32_t l = 0; l < opt_.n_layers; ++l) step->seqs[i]->reserved[l] = step_blocks(*step->seqs[i], l, n_new[i]);
       }
     } catch (const kvmgr::StoreMemoryExhausted& e) {
       drop_reserved(*step);
-      return error(kOutOfMemory, "begin_step: the store blocks of this step's calls: {}; then begin the step again "
-                   "(nothing changed)", e.what());
+      return error(kOutOfMemory, "begin_step: the store blocks of this step's calls, at seq_ids[{}] = {} with "
+                   "n_new[{}] = {}: {}; then begin the step again (nothing changed)", i, seq_ids[i], i, n_new[i], e.what());
+    } catch (const std::bad_alloc&) {
+      drop_reserved(*step);
+      return error(kOutOfMemory, "begin_step: host memory exhausted for the store blocks of this step's calls, at "
+                   "seq_ids[{}] = {} with n_new[{}] = {} (nothing changed)", i, seq_ids[i], i, n_new[i]);
     } catch (...) {
       drop_reserved(*step);
       throw;

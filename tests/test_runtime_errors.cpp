@@ -450,6 +450,14 @@ TEST_F(Errors, NewTokenCountBelowOne) {
   expect_usable();
 }
 
+TEST_F(Errors, NewTokenCountBeyondMemoryIsNamed) {
+  // Room for INT32_MAX new rows per layer cannot be had: the error says which count asked for it.
+  const SeqId ids[] = {1, 2};
+  const int32_t huge[] = {1, std::numeric_limits<int32_t>::max()};
+  expect_error(rt().begin_step(ids, huge), StatusCode::kOutOfMemory, {"begin_step", "n_new[1] = 2147483647"});
+  expect_usable();
+}
+
 TEST_F(Errors, NewTokenCountSizeMismatch) {
   const SeqId ids[] = {1, 2};
   const int32_t counts[] = {1};
