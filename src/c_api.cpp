@@ -8,6 +8,7 @@
 #include <new>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,8 +22,18 @@ namespace {
 
 thread_local std::string last_error;
 
-hgca_status report(const hgca::Status& s) {
-  if (!s.is_ok()) last_error = s.message();
+/// The status of a C++ call's result; a failure's message becomes the thread's last error, named as
+/// the C caller knows the call: the C++ message's leading "read_kv: " reads "hgca_read_kv: ", and
+/// one that names no call (create's option checks) gets the C function's name in front.
+hgca_status report(const char* function, const hgca::Status& s) {
+  if (!s.is_ok()) {
+    std::string_view message = s.message();
+    std::string_view call = function;
+    call.remove_prefix(std::strlen("hgca_"));
+    if (call.starts_with("get_")) call.remove_prefix(std::strlen("get_"));  // hgca_get_layer_stats: layer_stats
+    if (message.starts_with(call) && message.substr(call.size()).starts_with(": ")) message.remove_prefix(call.size() + 2);
+    last_error = fmt::format("{}: {}", function, message);
+  }
   return static_cast<hgca_status>(s.code());
 }
 
@@ -60,6 +71,12 @@ hgca_status guarded(const char* function, F&& body) noexcept {
   } catch (...) {
     return exception_status(function);
   }
+}
+
+/// Runs the C++ call behind C entry `function` (a lambda returning its Status): report() with guarded().
+template <typename F>
+hgca_status forward(const char* function, F&& call) noexcept {
+  return guarded(function, [&] { return report(function, call()); });
 }
 
 hgca_status null_argument(const char* function, const char* argument) noexcept {
@@ -163,7 +180,7 @@ hgca_status hgca_load_options_json(const char* path, hgca_options* inout) {
   if (!inout) return null_argument("hgca_load_options_json", "inout");
   return guarded("hgca_load_options_json", [&]() -> hgca_status {
     hgca::Options o = to_cpp(*inout);
-    if (hgca_status s = report(hgca::load_options_json(path, &o)); s != HGCA_OK) return s;
+    if (hgca_status s = report("hgca_load_options_json", hgca::load_options_json(path, &o)); s != HGCA_OK) return s;
     tuned_to_c(o, inout);
     return HGCA_OK;
   });
@@ -184,7 +201,7 @@ hgca_status hgca_create(const hgca_options* options, hgca_runtime** out) {
   }
   return guarded("hgca_create", [&]() -> hgca_status {
     auto rt = std::make_unique<hgca_runtime>();
-    if (hgca_status s = report(hgca::Runtime::create(to_cpp(*options), &rt->impl)); s != HGCA_OK) {
+    if (hgca_status s = report("hgca_create", hgca::Runtime::create(to_cpp(*options), &rt->impl)); s != HGCA_OK) {
       return s;
     }
     *out = rt.release();
@@ -196,12 +213,12 @@ void hgca_destroy(hgca_runtime* runtime) { delete runtime; }
 
 hgca_status hgca_add_sequence(hgca_runtime* runtime, uint64_t seq_id) {
   if (!runtime) return null_argument("hgca_add_sequence", "runtime");
-  return guarded("hgca_add_sequence", [&] { return report(runtime->impl->add_sequence(seq_id)); });
+  return forward("hgca_add_sequence", [&] { return runtime->impl->add_sequence(seq_id); });
 }
 
 hgca_status hgca_release_sequence(hgca_runtime* runtime, uint64_t seq_id) {
   if (!runtime) return null_argument("hgca_release_sequence", "runtime");
-  return guarded("hgca_release_sequence", [&] { return report(runtime->impl->release_sequence(seq_id)); });
+  return forward("hgca_release_sequence", [&] { return runtime->impl->release_sequence(seq_id); });
 }
 
 hgca_status hgca_begin_step(hgca_runtime* runtime, const uint64_t* seq_ids, const int32_t* n_new,
@@ -211,9 +228,7 @@ hgca_status hgca_begin_step(hgca_runtime* runtime, const uint64_t* seq_ids, cons
   if (!seq_ids) return null_argument("hgca_begin_step", "seq_ids");
   if (!n_new) return null_argument("hgca_begin_step", "n_new");
   const auto n = static_cast<std::size_t>(batch_size);
-  return guarded("hgca_begin_step", [&]() -> hgca_status {
-    return report(runtime->impl->begin_step(std::span(seq_ids, n), std::span(n_new, n)));
-  });
+  return forward("hgca_begin_step", [&] { return runtime->impl->begin_step(std::span(seq_ids, n), std::span(n_new, n)); });
 }
 
 hgca_status hgca_attention(hgca_runtime* runtime, int32_t layer, int64_t total_tokens,
@@ -225,19 +240,17 @@ hgca_status hgca_attention(hgca_runtime* runtime, int32_t layer, int64_t total_t
   const hgca::TensorView tk{k, o.dtype, {total_tokens, o.n_kv_heads, o.head_dim}};
   const hgca::TensorView tv{v, o.dtype, {total_tokens, o.n_kv_heads, o.head_dim}};
   const hgca::MutableTensorView to{out, o.dtype, {total_tokens, o.n_q_heads, o.head_dim}};
-  return guarded("hgca_attention", [&]() -> hgca_status {
-    return report(runtime->impl->attention(layer, tq, tk, tv, to, lse_out, stream));
-  });
+  return forward("hgca_attention", [&] { return runtime->impl->attention(layer, tq, tk, tv, to, lse_out, stream); });
 }
 
 hgca_status hgca_end_step(hgca_runtime* runtime) {
   if (!runtime) return null_argument("hgca_end_step", "runtime");
-  return guarded("hgca_end_step", [&] { return report(runtime->impl->end_step()); });
+  return forward("hgca_end_step", [&] { return runtime->impl->end_step(); });
 }
 
 hgca_status hgca_abort_step(hgca_runtime* runtime) {
   if (!runtime) return null_argument("hgca_abort_step", "runtime");
-  return guarded("hgca_abort_step", [&] { return report(runtime->impl->abort_step()); });
+  return forward("hgca_abort_step", [&] { return runtime->impl->abort_step(); });
 }
 
 hgca_status hgca_get_layer_stats(const hgca_runtime* runtime, int32_t layer, hgca_layer_stats* out,
@@ -251,7 +264,7 @@ hgca_status hgca_get_layer_stats(const hgca_runtime* runtime, int32_t layer, hgc
   }
   return guarded("hgca_get_layer_stats", [&]() -> hgca_status {
     hgca::LayerStats st;
-    if (hgca_status s = report(runtime->impl->layer_stats(layer, &st)); s != HGCA_OK) return s;
+    if (hgca_status s = report("hgca_get_layer_stats", runtime->impl->layer_stats(layer, &st)); s != HGCA_OK) return s;
     *out = hgca_layer_stats{st.sequences, st.window_tokens, st.window_capacity, st.store_tokens,
                             st.selected_fraction, st.reevaluations, st.transfer_seconds, st.overflow_calls,
                             st.overflow_items, st.overflow_bytes, st.overflow_rows,
@@ -271,7 +284,7 @@ hgca_status hgca_get_store_memory_stats(const hgca_runtime* runtime, hgca_store_
   }
   return guarded("hgca_get_store_memory_stats", [&]() -> hgca_status {
     std::vector<hgca::StoreMemoryStats> st;
-    if (hgca_status s = report(runtime->impl->store_memory_stats(&st)); s != HGCA_OK) return s;
+    if (hgca_status s = report("hgca_get_store_memory_stats", runtime->impl->store_memory_stats(&st)); s != HGCA_OK) return s;
     *count = static_cast<int32_t>(st.size());
     for (std::size_t i = 0; i < st.size() && i < static_cast<std::size_t>(capacity); ++i) {
       const hgca::StoreMemoryStats& n = st[i];
@@ -285,7 +298,7 @@ hgca_status hgca_get_store_memory_stats(const hgca_runtime* runtime, hgca_store_
 
 hgca_status hgca_sequence_length(const hgca_runtime* runtime, uint64_t seq_id, int64_t* out) {
   if (!runtime) return null_argument("hgca_sequence_length", "runtime");
-  return guarded("hgca_sequence_length", [&] { return report(runtime->impl->sequence_length(seq_id, out)); });
+  return forward("hgca_sequence_length", [&] { return runtime->impl->sequence_length(seq_id, out); });
 }
 
 hgca_status hgca_get_cpu_stats(const hgca_runtime* runtime, hgca_cpu_stats* out, hgca_numa_node_stats* nodes,
@@ -294,7 +307,7 @@ hgca_status hgca_get_cpu_stats(const hgca_runtime* runtime, hgca_cpu_stats* out,
   if (!out) return null_argument("hgca_get_cpu_stats", "out");
   return guarded("hgca_get_cpu_stats", [&]() -> hgca_status {
     hgca::CpuStats st;
-    if (hgca_status s = report(runtime->impl->cpu_stats(&st)); s != HGCA_OK) return s;
+    if (hgca_status s = report("hgca_get_cpu_stats", runtime->impl->cpu_stats(&st)); s != HGCA_OK) return s;
     const auto n = static_cast<int32_t>(st.nodes.size());
     if (nodes && nodes_capacity < n) {
       return fail_with(HGCA_INVALID_ARGUMENT, "hgca_get_cpu_stats: nodes_capacity = {}, expected ≥ {} (the NUMA nodes)",
@@ -312,18 +325,18 @@ hgca_status hgca_get_cpu_stats(const hgca_runtime* runtime, hgca_cpu_stats* out,
 
 hgca_status hgca_sequence_node(const hgca_runtime* runtime, uint64_t seq_id, int32_t* out) {
   if (!runtime) return null_argument("hgca_sequence_node", "runtime");
-  return guarded("hgca_sequence_node", [&] { return report(runtime->impl->sequence_node(seq_id, out)); });
+  return forward("hgca_sequence_node", [&] { return runtime->impl->sequence_node(seq_id, out); });
 }
 
 hgca_status hgca_read_kv(const hgca_runtime* runtime, int32_t layer, uint64_t seq_id, void* k_out,
                          void* v_out) {
   if (!runtime) return null_argument("hgca_read_kv", "runtime");
-  return guarded("hgca_read_kv", [&] { return report(runtime->impl->read_kv(layer, seq_id, k_out, v_out)); });
+  return forward("hgca_read_kv", [&] { return runtime->impl->read_kv(layer, seq_id, k_out, v_out); });
 }
 
 hgca_status hgca_synchronize(hgca_runtime* runtime) {
   if (!runtime) return null_argument("hgca_synchronize", "runtime");
-  return guarded("hgca_synchronize", [&] { return report(runtime->impl->synchronize()); });
+  return forward("hgca_synchronize", [&] { return runtime->impl->synchronize(); });
 }
 
 hgca_status hgca_get_options(const hgca_runtime* runtime, hgca_options* out) {

@@ -511,6 +511,48 @@ TEST(CApi, CallErrors) {
   EXPECT_EQ(len, 2);
 }
 
+/// Asserts that the last error starts with the C function's name, once: "hgca_read_kv: seq_id = …",
+/// never the C++ call's ("read_kv: …") nor both.
+void expect_named(hgca_status got, const std::string& function, const std::string& detail) {
+  ASSERT_NE(got, HGCA_OK) << function;
+  const std::string message = hgca_last_error();
+  EXPECT_TRUE(message.starts_with(function + ": ")) << message;
+  std::string call = function.substr(std::strlen("hgca_"));  // the C++ call: hgca_get_layer_stats is layer_stats
+  if (call.starts_with("get_")) call.erase(0, std::strlen("get_"));
+  EXPECT_FALSE(message.substr(function.size() + 2).starts_with(call + ":")) << message;
+  EXPECT_THAT(message, HasSubstr(detail));
+}
+
+TEST(CApi, ErrorsNameTheCFunction) {
+  hgca_options o = c_options(HGCA_FLOAT32);
+  hgca_runtime* none = nullptr;
+  o.beta = -1.0f;
+  expect_named(hgca_create(&o, &none), "hgca_create", "beta = -1");
+  o = c_options(HGCA_FLOAT32);
+  expect_named(hgca_load_options_json("/nonexistent/tuned.json", &o), "hgca_load_options_json", "/nonexistent/tuned.json");
+
+  CRuntime r;
+  ASSERT_EQ(hgca_create(&o, &r.rt), HGCA_OK) << hgca_last_error();
+  ASSERT_EQ(hgca_add_sequence(r.rt, 1), HGCA_OK);
+  expect_named(hgca_add_sequence(r.rt, 1), "hgca_add_sequence", "seq_id = 1");
+  expect_named(hgca_release_sequence(r.rt, 9), "hgca_release_sequence", "seq_id = 9");
+  const uint64_t unknown = 9;
+  const int32_t one = 1;
+  expect_named(hgca_begin_step(r.rt, &unknown, &one, 1), "hgca_begin_step", "seq_ids[0] = 9");
+  std::vector<float> buffer(4 * 16);
+  expect_named(hgca_attention(r.rt, 0, 1, buffer.data(), buffer.data(), buffer.data(), buffer.data(), nullptr, nullptr),
+               "hgca_attention", "begin_step");
+  expect_named(hgca_end_step(r.rt), "hgca_end_step", "no step is open");
+  expect_named(hgca_abort_step(r.rt), "hgca_abort_step", "no step is open");
+  hgca_layer_stats st;
+  expect_named(hgca_get_layer_stats(r.rt, 7, &st, nullptr, 0), "hgca_get_layer_stats", "layer = 7");
+  int64_t length = 0;
+  expect_named(hgca_sequence_length(r.rt, 9, &length), "hgca_sequence_length", "seq_id = 9");
+  int32_t node = 0;
+  expect_named(hgca_sequence_node(r.rt, 9, &node), "hgca_sequence_node", "seq_id = 9");
+  expect_named(hgca_read_kv(r.rt, 0, 9, buffer.data(), buffer.data()), "hgca_read_kv", "seq_id = 9");
+}
+
 TEST(CApi, LastErrorPersistsUntilTheNextFailureAndIsPerThread) {
   const hgca_options o = c_options(HGCA_FLOAT32);
   CRuntime r;

@@ -2,9 +2,9 @@
  *
  * Every function but hgca_version, hgca_options_default, hgca_destroy, hgca_status_string and
  * hgca_last_error returns an hgca_status; on failure hgca_last_error() gives a message naming the
- * argument, the value and what was expected: UTF-8, per calling thread, never NULL ("" before the
- * thread's first failure), kept until the thread's next failing call (a call that succeeds leaves
- * it as it was), the pointer valid until then.
+ * function that failed ("hgca_read_kv: ..."), the argument, the value and what was expected: UTF-8,
+ * per calling thread, never NULL ("" before the thread's first failure), kept until the thread's
+ * next failing call (a call that succeeds leaves it as it was), the pointer valid until then.
  * Tensors are contiguous row-major in the runtime's dtype:
  *   q, out [total_tokens, n_q_heads, head_dim]; k, v [total_tokens, n_kv_heads, head_dim].
  */
