@@ -139,7 +139,9 @@ struct Options {
   /// many sequences (L × max_sequences × W × Hkv × D × 2 elements of device memory); add_sequence
   /// beyond it fails with kOutOfMemory on either backend.
   int32_t max_sequences = 16;
-  int32_t threads = 0;         ///< CPU worker threads over all NUMA nodes; 0 means all cores
+  /// CPU worker threads over all NUMA nodes, at most: 0 or more than the cores runs one per core
+  /// (threads_per_node may ask for more, up to the hardware threads); cpu_stats() says how many run.
+  int32_t threads = 0;
   /// Re-evaluation publishes before the next call (for tests). With the CUDA backend's overflow
   /// policy on, a context set whose store memory is not registered with CUDA yet is attended on the
   /// CPU, so bit-identical runs also need Runtime::synchronize between steps (it waits for that).
