@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli_run.hpp"
+#include "hgca/hgca.hpp"
 #include "data_dir.hpp"
 
 namespace {
@@ -20,7 +21,7 @@ using hgca::test::run;
 TEST(HgcaDecode, TinySyntheticRunPrintsItsJson) {
   int status = -1;
   // A 128-token window under a 192-token prompt: the store holds the rest.
-  const std::string text = run(std::string(HGCA_DECODE_EXE) + " --backend host --layers 2 --window-blocks 2 --context 192"
+  const std::string text = run(std::string("HGCA_CONFIG= ") + HGCA_DECODE_EXE + " --backend host --layers 2 --window-blocks 2 --context 192"
                                    " --chunk 64 --decode-steps 3 --threads 1 --json 2>/dev/null",
                                &status);
   ASSERT_EQ(status, 0) << text;
@@ -34,6 +35,32 @@ TEST(HgcaDecode, TinySyntheticRunPrintsItsJson) {
   EXPECT_EQ(j.at("staging_limit_bytes").get<int64_t>(), int64_t{64} << 20);
   EXPECT_EQ(j.at("threads"), 1);
   EXPECT_EQ(j.at("threads_used"), 1);
+  EXPECT_EQ(j.at("cpu").at("threads_per_node").at(0), 1);
+  EXPECT_NE(j.at("cpu").at("isa"), "auto");  // the path that ran
+  EXPECT_TRUE(j.at("config").is_null());
+}
+
+// Without decode steps there is no rate: null, as the percentiles (tokens_per_s said 0).
+TEST(HgcaDecode, NoDecodeStepsReportNoRate) {
+  int status = -1;
+  const std::string text =
+      run(std::string(HGCA_DECODE_EXE) + " --backend host --context 64 --decode-steps 0 --json 2>/dev/null", &status);
+  ASSERT_EQ(status, 0) << text;
+  const auto j = nlohmann::json::parse(text);
+  EXPECT_TRUE(j.at("tokens_per_s").is_null()) << text;
+  EXPECT_TRUE(j.at("tbt_ms_p50").is_null()) << text;
+}
+
+// --backend auto without a usable GPU runs on the host: the CUDA backend's flags given are named as
+// having no effect (they used to vanish in silence).
+TEST(HgcaDecode, CudaFlagsWithoutAGpuAreNamed) {
+  if (hgca::cuda_device_count() > 0) GTEST_SKIP() << "a usable GPU: --backend auto runs on it";
+  int status = -1;
+  const std::string text = run(std::string(HGCA_DECODE_EXE) +
+                                   " --context 64 --decode-steps 1 --handoff poll --staging-mib 8 2>&1 >/dev/null",
+                               &status);
+  EXPECT_EQ(status, 0) << text;
+  EXPECT_NE(text.find("runs on the host, where --handoff poll, --staging-mib 8 have no effect"), std::string::npos) << text;
 }
 
 TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {
@@ -59,11 +86,12 @@ TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {
       {"--backend host --context 2000000000 --chunk 2000000000 --decode-steps 0", "--chunk 2000000000"},
       {"--backend host --context 2000000000", "--context 2000000000"},
       {"--backend host --q-heads 2000000000 --kv-heads 1", "--q-heads 2000000000"},
-      // Windows held whole from the start count too (32 TiB here), and a head dim the runtime
-      // cannot take is named as such, before any memory estimate.
+      // Windows held whole from the start count too (32 TiB here). A head dim the runtime cannot
+      // take is a usage error, as in hgca-tune.
       {"--backend host --window-blocks 262144 --head-dim 256 --q-heads 16 --kv-heads 16 --layers 64 --context 64 "
        "--decode-steps 1", "--window-blocks 262144"},
-      {"--backend host --head-dim 100000", "head_dim = 100000, expected a multiple of 8 in [8, 256] (set by --head-dim)"},
+      {"--head-dim 100000", "--head-dim: expected a multiple of 8 from 8 to 256, got 100000"},
+      {"--head-dim 12", "--head-dim: expected a multiple of 8 from 8 to 256, got 12"},
       // The runtime's refusals name the flag that set the field.
       {"--backend host --window-blocks 0", "window_blocks = 0, expected ≥ 1 (set by --window-blocks)"},
       {"--backend host --alpha 2", "(set by --alpha)"},
@@ -110,6 +138,16 @@ TEST(HgcaDecode, WhatHgcaConfigOverridesIsSaid) {
   EXPECT_EQ(status, 0) << text;
   EXPECT_NE(text.find("applies over the command line: threads 2 -> 1, kv_split_tokens 0 -> 512"), std::string::npos)
       << text;
+  // --json says what ran and which file set it.
+  std::ofstream(config) << R"({"threads": 1, "kv_split_tokens": 512})";
+  const std::string json_text = run("HGCA_CONFIG=" + config.string() + " " + HGCA_DECODE_EXE +
+                                    " --backend host --context 64 --decode-steps 2 --json 2>/dev/null", &status);
+  std::filesystem::remove(config);
+  ASSERT_EQ(status, 0) << json_text;
+  const auto j = nlohmann::json::parse(json_text);
+  EXPECT_EQ(j.at("cpu").at("kv_split_tokens"), 512);
+  EXPECT_EQ(j.at("threads_used"), 1);
+  EXPECT_EQ(j.at("config"), config.string());
 }
 
 // Progress and messages that cannot reach stderr (closed, or a full disk) do not end the run: it

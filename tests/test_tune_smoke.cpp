@@ -103,6 +103,8 @@ TEST(HgcaTune, BadFlagsAreNamed) {
       {"--out t.json --svg ./t.json", "--out t.json and --svg ./t.json name the same file"},
       {"--json --out /dev/stdout", "--out /dev/stdout is stdout, where --json prints its report"},
       {"--gpu-cpus 0 --gpu-pci-bus-id 0000:01:00.0", "--gpu-pci-bus-id excludes --gpu-cpus"},
+      {"--out ''", "--out: expected a file path, got \"\""},  // the sweep ran and wrote nothing
+      {"--svg ''", "--svg: expected a file path, got \"\""},
   };
   for (const auto& [flags, expected] : cases) {
     int status = -1;

@@ -91,6 +91,27 @@ CLI::Validator number() {
   return number_in<T>(-inf, inf);
 }
 
+/// A head dim the runtime takes: a multiple of 8 from 8 to 256.
+inline CLI::Validator head_dim() {
+  return CLI::Validator(
+      [](std::string& in) -> std::string {
+        int32_t v = 0;
+        const auto [end, ec] = std::from_chars(in.data(), in.data() + in.size(), v);
+        if (ec == std::errc{} && end == in.data() + in.size() && v >= 8 && v <= 256 && v % 8 == 0) {
+          in = fmt::format("{}", v);
+          return {};
+        }
+        return fmt::format("expected a multiple of 8 from 8 to 256, got {}", in);
+      },
+      "a multiple of 8 in [8, 256]");
+}
+
+/// A file to write: any path but "" (which names no file: the run would write none, silently).
+inline CLI::Validator output_path() {
+  return CLI::Validator([](const std::string& in) { return in.empty() ? std::string("expected a file path, got \"\"") : std::string(); },
+                        "PATH");
+}
+
 /// The KV dtypes both tools take by name (check a flag with CLI::IsMember(kDtypeNames)).
 inline const std::vector<std::string> kDtypeNames = {"bf16", "f16", "fp16", "f32", "fp32"};
 

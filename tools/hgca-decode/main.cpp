@@ -62,11 +62,12 @@ store and context-set sizes, the selected fraction, the DRAM store's memory (chu
 and how often an allocation had to take a chunk itself), the backend, the CPU threads the runtime
 runs and the method's parameters.
 --json prints the same as one JSON object on stdout: text, tokens (ids of every position after
-BOS), tokens_per_s, tbt_ms_p50, tbt_ms_p99, tbt_ms (every decode step), enqueue_ms (of each decode
+BOS), tokens_per_s, tbt_ms_p50, tbt_ms_p99 (null without decode steps), tbt_ms (every decode step), enqueue_ms (of each decode
 step, the time until end_step returned; synthetic workload), decode_transfer_ms, transfer_share,
 selected_fraction, store_memory (chunks, registered_chunks, reserved_bytes, used_bytes,
 sync_growths, background_growths, released_chunks), decode_sync_growths (synthetic workload),
-threads (asked) and threads_used, alpha, beta, window_blocks, block_tokens and more; with --compare-exact also top1_agreement,
+threads (asked) and threads_used, cpu (the engine's isa, kv_split_tokens, max_packed_heads,
+numa_placement, numa_bound, threads_per_node), config (HGCA_CONFIG's file or null), alpha, beta, window_blocks, block_tokens and more; with --compare-exact also top1_agreement,
 kl_mean, ppl_exact, ppl_hybrid (--compare-exact needs --model). For the synthetic workload text is
 "" and tokens is [].)";
 
@@ -108,6 +109,7 @@ struct Summary {
   hgca::Options options;  // as the runtime holds them
   hgca::Backend backend = hgca::Backend::kAuto;  // the one the runtime resolved to
   hgca::HostHandoff handoff = hgca::HostHandoff::kAuto;  // likewise (kAuto: the host backend)
+  hgca::CpuStats cpu;       // the CPU pool and engine as the runtime set them up
   int32_t threads_used = 0;  // the CPU pool's, over its nodes (options.threads is what was asked)
   std::string cuda_wait;  // --cuda-wait
   int32_t batch = 1;
@@ -125,13 +127,11 @@ struct Summary {
   std::optional<hgca::model::Fidelity> fidelity;
 };
 
-/// The CPU pool's threads over its nodes (0 where the runtime cannot say).
-int32_t threads_used(const hgca::Runtime& runtime) {
-  hgca::CpuStats st;
-  if (!runtime.cpu_stats(&st)) return 0;
-  int32_t n = 0;
-  for (const auto& node : st.nodes) n += node.threads;
-  return n;
+/// The runtime's CPU side into the summary: its stats and the pool's threads over its nodes (none
+/// where the runtime cannot say).
+void record_cpu(const hgca::Runtime& runtime, Summary& s) {
+  if (!runtime.cpu_stats(&s.cpu)) return;
+  for (const auto& node : s.cpu.nodes) s.threads_used += node.threads;
 }
 
 /// The choice whose hgca::to_string is `name` (CLI11 has checked that it is one of them).
@@ -151,9 +151,11 @@ std::optional<double> percentile_ms(std::vector<double> seconds, double p) {
   return 1e3 * seconds[std::clamp<std::size_t>(rank, 1, seconds.size()) - 1];
 }
 
-double decode_tokens_per_s(const Summary& s) {
+/// Tokens per second over the decode steps; nullopt without any (as the percentiles).
+std::optional<double> decode_tokens_per_s(const Summary& s) {
   const double total = std::accumulate(s.decode_seconds.begin(), s.decode_seconds.end(), 0.0);
-  return total > 0.0 ? static_cast<double>(s.batch) * static_cast<double>(s.decode_seconds.size()) / total : 0.0;
+  if (total <= 0.0) return std::nullopt;
+  return static_cast<double>(s.batch) * static_cast<double>(s.decode_seconds.size()) / total;
 }
 
 // Share of the decode steps' wall time that the runtime's streams spent moving KV out of the window.
@@ -213,7 +215,7 @@ void print_human(const Summary& s) {
     fmt::print("decode     no decode steps\n");
   } else {
     fmt::print("decode     {} steps: {:.1f} tokens/s, time between tokens p50 {:.3f} ms, p99 {:.3f} ms\n",
-               s.decode_seconds.size(), decode_tokens_per_s(s), *percentile_ms(s.decode_seconds, 50),
+               s.decode_seconds.size(), decode_tokens_per_s(s).value_or(0.0), *percentile_ms(s.decode_seconds, 50),
                *percentile_ms(s.decode_seconds, 99));
   }
   if (s.backend == hgca::Backend::kCuda && !s.decode_seconds.empty()) {
@@ -256,10 +258,11 @@ void print_human(const Summary& s) {
              s.decode_sync_growths ? fmt::format(" ({} during decode)", *s.decode_sync_growths) : "",
              m.background_growths);
   fmt::print("method     {}\n", method_line(o));
-  fmt::print("backend    {}{}, threads {}, store writes {}{}\n", hgca::to_string(s.backend),
+  fmt::print("backend    {}{}, threads {}, CPU path {}, store writes {}{}\n", hgca::to_string(s.backend),
              s.backend == hgca::Backend::kCuda ? fmt::format(" (handoff {})", hgca::to_string(s.handoff)) : "",
-             o.threads > 0 && o.threads != s.threads_used ? fmt::format("{} (--threads {})", s.threads_used, o.threads)
+             o.threads > 0 && o.threads != s.threads_used ? fmt::format("{} (asked {})", s.threads_used, o.threads)
                                                          : fmt::to_string(s.threads_used),
+             hgca::to_string(s.cpu.isa),
              hgca::to_string(o.store_writes),
              o.deterministic ? ", deterministic" : "");
   if (s.fidelity) {
@@ -277,14 +280,14 @@ void print_json(const Summary& s) {
   using nlohmann::json;
   const hgca::Options& o = s.options;
   const Totals t = totals(s);
-  const auto optional_ms = [](std::optional<double> v) { return v ? json(*v) : json(nullptr); };
+  const auto or_null = [](std::optional<double> v) { return v ? json(*v) : json(nullptr); };
   json j;
   j["workload"] = s.workload;
   j["text"] = s.text;
   j["tokens"] = s.tokens;
-  j["tokens_per_s"] = decode_tokens_per_s(s);
-  j["tbt_ms_p50"] = optional_ms(percentile_ms(s.decode_seconds, 50));
-  j["tbt_ms_p99"] = optional_ms(percentile_ms(s.decode_seconds, 99));
+  j["tokens_per_s"] = or_null(decode_tokens_per_s(s));
+  j["tbt_ms_p50"] = or_null(percentile_ms(s.decode_seconds, 50));
+  j["tbt_ms_p99"] = or_null(percentile_ms(s.decode_seconds, 99));
   j["decode_steps"] = s.decode_seconds.size();
   json tbt = json::array();
   for (double sec : s.decode_seconds) tbt.push_back(1e3 * sec);
@@ -338,6 +341,16 @@ void print_json(const Summary& s) {
   j["backend"] = hgca::to_string(s.backend);
   j["threads"] = o.threads;
   j["threads_used"] = s.threads_used;
+  json threads_per_node = json::array();
+  for (const auto& node : s.cpu.nodes) threads_per_node.push_back(node.threads);
+  j["cpu"] = {{"isa", hgca::to_string(s.cpu.isa)},
+              {"kv_split_tokens", s.cpu.kv_split_tokens},
+              {"max_packed_heads", s.cpu.max_packed_heads},
+              {"numa_placement", hgca::to_string(o.numa_placement)},
+              {"numa_bound", s.cpu.numa_bound},
+              {"threads_per_node", std::move(threads_per_node)}};
+  const char* config = std::getenv("HGCA_CONFIG");
+  j["config"] = config && *config ? json(config) : json(nullptr);
   j["cuda_wait"] = s.cuda_wait;
   j["alpha"] = shortest_decimal(o.alpha);
   j["beta"] = shortest_decimal(o.beta);
@@ -400,7 +413,7 @@ void note_config_overrides(const hgca::Options& asked, const hgca::Options& used
 /// checkpoint, the synthetic workload's from flags).
 int fail_options(const Status& status, bool synthetic) {
   static constexpr std::pair<std::string_view, std::string_view> kShape[] = {
-      {"n_layers", "--layers"}, {"n_q_heads", "--q-heads"}, {"n_kv_heads", "--kv-heads"}, {"head_dim", "--head-dim"}};
+      {"n_layers", "--layers"}, {"n_q_heads", "--q-heads"}, {"n_kv_heads", "--kv-heads"}};  // --head-dim: its parser
   static constexpr std::pair<std::string_view, std::string_view> kMethod[] = {
       {"window_blocks", "--window-blocks"}, {"block_tokens", "--block-tokens"}, {"alpha", "--alpha"},
       {"beta", "--beta"}, {"min_keep", "--min-keep"}, {"reeval_min_tokens", "--reeval-min-tokens"},
@@ -476,7 +489,7 @@ int run_model(const Cli& cli) {
   s.options = attention->runtime().options();
   s.backend = attention->runtime().backend();
   s.handoff = attention->runtime().handoff();
-  s.threads_used = threads_used(attention->runtime());
+  record_cpu(attention->runtime(), s);
   s.prefill_tokens = static_cast<int64_t>(g.fed.size() - g.decode_seconds.size());
   s.prefill_steps = 1;
   s.prefill_seconds = g.prefill_seconds;
@@ -568,7 +581,7 @@ int run_synthetic(const Cli& cli) {
   s.options = runtime->options();
   s.backend = runtime->backend();
   s.handoff = runtime->handoff();
-  s.threads_used = threads_used(*runtime);
+  record_cpu(*runtime, s);
   s.batch = cli.synthetic.batch;
   s.prefill_tokens = cli.synthetic.context;
   s.prefill_steps = times.prefill_steps;
@@ -671,7 +684,7 @@ int main(int argc, char** argv) {
       app.add_option("--layers", cli.layers, "attention layers")->capture_default_str()->transform(positive),
       app.add_option("--q-heads", cli.q_heads, "query heads")->capture_default_str()->transform(positive),
       app.add_option("--kv-heads", cli.kv_heads, "KV heads")->capture_default_str()->transform(positive),
-      app.add_option("--head-dim", cli.head_dim, "head dim")->capture_default_str()->transform(positive),
+      app.add_option("--head-dim", cli.head_dim, "head dim")->capture_default_str()->transform(hgca::tools::head_dim()),
       app.add_option("--batch", w.batch, "sequences per step")->capture_default_str()->transform(positive),
       app.add_option("--context", w.context, "prompt tokens per sequence")->capture_default_str()
           ->transform(positive),
@@ -697,23 +710,27 @@ int main(int argc, char** argv) {
       cli.store_writes, {hgca::StoreWrites::kAuto, hgca::StoreWrites::kCached, hgca::StoreWrites::kStreamed});
   cli.options.staging_limit_bytes = int64_t{cli.staging_mib} << 20;
   cli.window_blocks_given = window_blocks->count() > 0;
-  // The CUDA backend's own settings would be ignored on the host: said rather than dropped.
-  if (cli.options.backend == hgca::Backend::kHost) {
-    const std::pair<std::string, bool> cuda_only[] = {
-        {"--handoff " + cli.handoff, cli.handoff != "auto"},
-        {"--overflow " + cli.overflow, cli.overflow != "auto"},
-        {fmt::format("--staging-mib {}", cli.staging_mib), staging_mib->count() > 0}};
-    for (const auto& [flag, given] : cuda_only) {
-      if (given) return hgca::tools::usage_error(app, fmt::format("{} needs the CUDA backend, got --backend host", flag));
-    }
+  // The CUDA backend's own settings: refused with --backend host, and named where --backend auto
+  // finds no usable GPU and runs on the host, where they have nothing to set (not dropped in silence).
+  const std::pair<std::string, bool> cuda_only[] = {
+      {"--cuda-wait " + cli.cuda_wait, cli.cuda_wait != "auto"},
+      {"--handoff " + cli.handoff, cli.handoff != "auto"},
+      {"--overflow " + cli.overflow, cli.overflow != "auto"},
+      {fmt::format("--staging-mib {}", cli.staging_mib), staging_mib->count() > 0}};
+  std::vector<std::string> cuda_flags;
+  for (const auto& [flag, given] : cuda_only) {
+    if (given) cuda_flags.push_back(flag);
   }
-  // --backend auto without a usable GPU runs on the host, where --cuda-wait, like --handoff, has
-  // nothing to set.
-  if (cli.cuda_wait != "auto" && !(cli.options.backend == hgca::Backend::kAuto && hgca::cuda_device_count() == 0)) {
-    if (cli.options.backend == hgca::Backend::kHost) {
-      return hgca::tools::usage_error(app, fmt::format("--cuda-wait {} needs the CUDA backend, got --backend host",
-                                                       cli.cuda_wait));
-    }
+  const bool on_host = cli.options.backend == hgca::Backend::kHost ||
+                       (cli.options.backend == hgca::Backend::kAuto && hgca::cuda_device_count() == 0);
+  if (!cuda_flags.empty() && cli.options.backend == hgca::Backend::kHost) {
+    return hgca::tools::usage_error(app, fmt::format("{} needs the CUDA backend, got --backend host", cuda_flags.front()));
+  }
+  if (!cuda_flags.empty() && on_host) {
+    hgca::tools::eprint("hgca-decode: note: no usable GPU, so --backend auto runs on the host, where {} {} no effect\n",
+                        fmt::join(cuda_flags, ", "), cuda_flags.size() == 1 ? "has" : "have");
+  }
+  if (cli.cuda_wait != "auto" && !on_host) {
     // Before the runtime creates the device's context.
     const auto wait = cli.cuda_wait == "spin"    ? hgca::devmem::HostWait::kSpin
                       : cli.cuda_wait == "yield" ? hgca::devmem::HostWait::kYield

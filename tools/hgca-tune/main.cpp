@@ -578,7 +578,7 @@ int main(int argc, char** argv) {
   const auto non_negative = hgca::tools::integer_in<int32_t>(0, int_max);
   app.add_option("--q-heads", cli.shape.q_heads, "query heads Hq")->capture_default_str()->transform(positive);
   app.add_option("--kv-heads", cli.shape.kv_heads, "KV heads Hkv (divides Hq)")->capture_default_str()->transform(positive);
-  app.add_option("--head-dim", cli.shape.head_dim, "head dim D (a multiple of 8 from 8 to 256)")->capture_default_str()->transform(hgca::tools::integer_in<int32_t>(8, 256));
+  app.add_option("--head-dim", cli.shape.head_dim, "head dim D")->capture_default_str()->transform(hgca::tools::head_dim());
   app.add_option("--dtype", cli.dtype, "KV dtype: bf16, f16 (or fp16) or f32 (or fp32)")->capture_default_str()
       ->check(CLI::IsMember(hgca::tools::kDtypeNames));
   app.add_option("--context", cli.shape.context, "store tokens per sequence")->capture_default_str()
@@ -589,8 +589,9 @@ int main(int argc, char** argv) {
   app.add_option("--batch", cli.shape.batch, "sequences per step")->capture_default_str()->transform(positive);
   app.add_flag("--quick", cli.quick, "a short sweep (under a minute on 2 cores)");
   app.add_flag("--json", cli.json, "print one JSON object on stdout instead of the tables");
-  app.add_option("--out", cli.out, "write the best configuration here (the JSON hgca::load_options_json and HGCA_CONFIG read)");
-  app.add_option("--svg", cli.svg, "write a plot of bandwidth against threads here (SVG)");
+  app.add_option("--out", cli.out, "write the best configuration here (the JSON hgca::load_options_json and HGCA_CONFIG read)")
+      ->check(hgca::tools::output_path());
+  app.add_option("--svg", cli.svg, "write a plot of bandwidth against threads here (SVG)")->check(hgca::tools::output_path());
   app.add_option("--threads", cli.threads, "threads per node to sweep, as 1 2 4 or 1,2,4 (default: 1, 2, 4, …, three quarters of the cores from 12 on, every core "
                  "and every hardware thread; quick: 1 and every core)")->transform(positive)->delimiter(',');
   app.add_option("--max-packed-heads", cli.max_packed_heads,
@@ -610,9 +611,6 @@ int main(int argc, char** argv) {
   app.add_option("--gpu-cpus", cli.gpu_cpus, "the GPU's local CPUs as a list (\"0-15\"), where hwloc cannot see the GPU")
       ->excludes(gpu_pci);
   if (const auto status = hgca::tools::parse(app, argc, argv)) return *status;
-  if (cli.shape.head_dim % 8 != 0) {
-    return hgca::tools::usage_error(app, fmt::format("--head-dim: expected a multiple of 8 from 8 to 256, got {}", cli.shape.head_dim));
-  }
   if (cli.shape.q_heads % cli.shape.kv_heads != 0) {
     return hgca::tools::usage_error(app, fmt::format("--kv-heads: expected a divisor of --q-heads {}, got {}",
                                                      cli.shape.q_heads, cli.shape.kv_heads));
