@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -80,6 +81,9 @@ Status read_enum(const std::string& where, const json& j, const char* key, const
 }
 
 Status load(const std::string& path, const std::string& where, Options* inout) {
+  if (std::error_code ec; std::filesystem::is_directory(path, ec)) {
+    return error(StatusCode::kInvalidArgument, "{}: is a directory, expected a JSON file", where);
+  }
   std::ifstream in(path);
   if (!in) return error(StatusCode::kNotFound, "{}: cannot open the file: {}", where, std::strerror(errno));
   json doc;
@@ -97,12 +101,16 @@ Status load(const std::string& path, const std::string& where, Options* inout) {
     doc = json::parse(in, note_key);
   } catch (const json::exception& e) {
     return error(StatusCode::kInvalidArgument, "{}: not valid JSON ({})", where, e.what());
-  } catch (const std::exception& e) {  // the stream failed: e.g. the path is a directory
+  } catch (const std::exception& e) {  // the stream failed
     return error(StatusCode::kInvalidArgument, "{}: cannot read the file ({})", where, e.what());
   }
   if (!doc.is_object()) {
     return error(StatusCode::kInvalidArgument, "{}: the document is {}, expected an object of options", where,
                  doc.type_name());
+  }
+  if (doc.contains("best_config")) {  // the tool's report, whose keys would be refused one by one
+    return error(StatusCode::kInvalidArgument, "{}: this is hgca-tune's --json report, expected a configuration: "
+                 "the file hgca-tune's --out writes, or the report's \"best_config\" saved alone", where);
   }
   if (!repeated.empty()) {
     return error(StatusCode::kInvalidArgument, "{}: key \"{}\" is given twice, expected each key once", where, repeated);

@@ -164,6 +164,7 @@ TEST(OptionsJson, EveryBadFieldIsNamed) {
       {R"([1, 2])", {"expected an object"}},
       {R"({"threads": 4,})", {"not valid JSON"}},
       {R"({"threads": 1, "threads": 2})", {"key \"threads\" is given twice"}},
+      {R"({"dram_read_gbps": 20.5, "best_config": {"threads": 2}})", {"hgca-tune's --json report", "\"best_config\""}},
   };
   for (const BadCase& c : cases) {
     const TempFile f(c.json);
@@ -189,12 +190,12 @@ TEST(OptionsJson, EveryBadFieldIsNamed) {
   EXPECT_THAT(missing.message(), HasSubstr("No such file or directory"));
   EXPECT_EQ(load_options_json(partial.path(), nullptr).code(), StatusCode::kInvalidArgument);
 
-  // A path that opens but cannot be read (a directory) is an error, not an exception, through the
-  // C++ API and the C ABI alike.
+  // A directory is named as such (it opened, and the read threw), through the C++ API and the C ABI
+  // alike.
   const std::string dir = std::filesystem::temp_directory_path().string();
   const Status unreadable = load_options_json(dir, &o);
   EXPECT_EQ(unreadable.code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(unreadable.message(), HasSubstr("cannot read the file"));
+  EXPECT_THAT(unreadable.message(), HasSubstr("is a directory, expected a JSON file"));
   hgca_options c;
   hgca_options_default(&c);
   EXPECT_EQ(hgca_load_options_json(dir.c_str(), &c), HGCA_INVALID_ARGUMENT);
