@@ -61,6 +61,27 @@ TEST(HgcaTune, QuickJsonOnATinyWorkload) {
   EXPECT_EQ(o.max_packed_heads, report["best_config"]["max_packed_heads"].get<int>());
   EXPECT_FALSE(report["best_config"].contains("heads_per_task"));  // the method's padding is not tuned
   EXPECT_GE(o.threads, 1);
+  // best_config is the fastest, or the fastest isa auto one where a named ISA led it by < 3 %.
+  const auto& ranked = report.at("ranked");
+  const auto best_rank = report.at("best_rank").get<std::size_t>();
+  ASSERT_GE(best_rank, 1u);
+  ASSERT_LE(best_rank, ranked.size());
+  const auto& chosen = ranked[best_rank - 1];
+  for (const char* field : {"isa", "kv_split_tokens", "max_packed_heads", "numa_placement"}) {
+    EXPECT_EQ(report["best_config"][field], chosen[field]) << field;
+  }
+  EXPECT_EQ(report.at("engine_gbps"), chosen.at("engine_gbps"));
+  const double top = ranked[0].at("engine_gbps").get<double>();
+  if (best_rank > 1) {
+    EXPECT_EQ(chosen.at("isa"), "auto");
+    EXPECT_GE(chosen.at("engine_gbps").get<double>(), 0.97 * top);
+  } else if (chosen.at("isa") != "auto") {
+    for (const auto& r : ranked) {
+      if (r.at("isa") == "auto") {
+        EXPECT_LT(r.at("engine_gbps").get<double>(), 0.97 * top) << r;
+      }
+    }
+  }
 
   // A runtime given the file runs what it says.
   o.n_layers = 1;
@@ -144,6 +165,21 @@ TEST(HgcaTune, OutputThatDoesNotArriveFailsTheRunAndKeepsTheOldFile) {
   text = run(tiny + " 2>&-", &status);  // without --json: progress lines go to stderr
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
   EXPECT_NE(text.find("Ranked"), std::string::npos) << text;
+}
+
+// A working set the caches can hold measures them: said, where the topology knows the cache.
+TEST(HgcaTune, AWorkingSetTheCachesHoldIsSaid) {
+  const auto err = std::filesystem::temp_directory_path() / ("hgca_tune_llc_" + std::to_string(::getpid()) + ".txt");
+  int status = -1;
+  const std::string text = run(std::string(HGCA_TUNE_EXE) + " --quick --threads 1 --kv-split 0 --max-packed-heads 0"
+                               " --repeats 1 --working-set-mb 8 --context 1024 --batch 1 --json 2>" + err.string(), &status);
+  ASSERT_EQ(status, 0) << text;
+  const auto llc = nlohmann::json::parse(text).at("topology").at("last_level_cache_bytes").get<double>();
+  std::ifstream in(err);
+  const std::string warnings(std::istreambuf_iterator<char>(in), {});
+  std::filesystem::remove(err);
+  EXPECT_EQ(warnings.find("--working-set-mb 8 is less than twice the last-level cache") != std::string::npos,
+            8.0 * (1 << 20) < 2 * llc) << "last-level cache " << llc << " bytes; stderr:\n" << warnings;
 }
 
 // Values the sweep could not use, or would silently replace, end the run before it starts, with the
