@@ -93,15 +93,18 @@ Status DeviceBuffer::reserve(std::size_t bytes) {
 #endif
 }
 
-Status DeviceBuffer::upload(const void* host, std::size_t bytes, const Stream& stream) {
+Status DeviceBuffer::upload([[maybe_unused]] const void* host, [[maybe_unused]] std::size_t bytes,
+                            [[maybe_unused]] const Stream& stream) {  // unused without CUDA
   return HGCA_DEVMEM(cudaMemcpyAsync(ptr_, host, bytes, cudaMemcpyHostToDevice, cuda(stream)));
 }
 
-Status DeviceBuffer::download(void* host, std::size_t bytes, const Stream& stream) const {
+Status DeviceBuffer::download([[maybe_unused]] void* host, [[maybe_unused]] std::size_t bytes,
+                              [[maybe_unused]] const Stream& stream) const {
   return HGCA_DEVMEM(cudaMemcpyAsync(host, ptr_, bytes, cudaMemcpyDeviceToHost, cuda(stream)));
 }
 
-Status DeviceBuffer::fill(uint8_t value, std::size_t bytes, const Stream& stream) {
+Status DeviceBuffer::fill([[maybe_unused]] uint8_t value, [[maybe_unused]] std::size_t bytes,
+                          [[maybe_unused]] const Stream& stream) {
   return HGCA_DEVMEM(cudaMemsetAsync(ptr_, value, bytes, cuda(stream)));
 }
 
