@@ -150,6 +150,30 @@ TEST(HgcaDecode, WhatHgcaConfigOverridesIsSaid) {
   EXPECT_EQ(j.at("config"), config.string());
 }
 
+// --config applies the file's tuned fields under the flags given; a bad file is named.
+TEST(HgcaDecode, ConfigFlagYieldsToTheFlagsGiven) {
+  const auto config = std::filesystem::temp_directory_path() / ("hgca_decode_flag_config_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(config) << R"({"threads": 1, "kv_split_tokens": 512})";
+  const std::string base = std::string("HGCA_CONFIG= ") + HGCA_DECODE_EXE + " --backend host --context 64 --decode-steps 1 --json --config " + config.string();
+  int status = -1;
+  std::string text = run(base + " 2>/dev/null", &status);
+  ASSERT_EQ(status, 0) << text;
+  auto j = nlohmann::json::parse(text);
+  EXPECT_EQ(j.at("threads_used"), 1);
+  EXPECT_EQ(j.at("cpu").at("kv_split_tokens"), 512);
+  text = run(base + " --threads 2 2>/dev/null", &status);
+  ASSERT_EQ(status, 0) << text;
+  j = nlohmann::json::parse(text);
+  EXPECT_EQ(j.at("threads"), 2);  // the flag's, over the file's 1
+  EXPECT_EQ(j.at("cpu").at("kv_split_tokens"), 512);
+  std::ofstream(config) << R"({"threads": -1})";
+  text = run(base + " 2>&1", &status);
+  std::filesystem::remove(config);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << text;
+  EXPECT_NE(text.find(config.string()), std::string::npos) << text;
+  EXPECT_NE(text.find("threads = -1"), std::string::npos) << text;
+}
+
 // Progress and messages that cannot reach stderr (closed, or a full disk) do not end the run: it
 // finishes with its status, never an abort.
 TEST(HgcaDecode, AStderrThatCannotBeWrittenDoesNotEndTheRun) {

@@ -106,8 +106,8 @@ inline CLI::Validator head_dim() {
       "a multiple of 8 in [8, 256]");
 }
 
-/// A file to write: any path but "" (which names no file: the run would write none, silently).
-inline CLI::Validator output_path() {
+/// A file's path: any but "" (which names no file: --out "" would write none, silently).
+inline CLI::Validator file_path() {
   return CLI::Validator([](const std::string& in) { return in.empty() ? std::string("expected a file path, got \"\"") : std::string(); },
                         "PATH");
 }

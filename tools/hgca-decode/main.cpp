@@ -81,7 +81,8 @@ constexpr const char* kExamples = R"(Examples:
 Environment:
   HGCA_CONFIG=FILE  hgca-tune's configuration (its --out), applied over the execution options
                     above (threads, split, packing, ISA, placement, overflow rates) when the
-                    runtime is created)";
+                    runtime is created, flags and --config included: --config FILE lets the
+                    flags given win)";
 
 struct Cli {
   std::string model_path;
@@ -94,6 +95,7 @@ struct Cli {
   std::string backend = "auto";
   std::string cuda_wait = "auto";
   std::string overflow = "auto";  // --overflow, into options.overflow after parsing
+  std::string config_path;        // --config
   std::string handoff = "auto";   // --handoff, into options.handoff after parsing
   std::string store_writes = "auto";  // --store-writes, into options.store_writes after parsing
   int32_t staging_mib = static_cast<int32_t>(hgca::Options{}.staging_limit_bytes >> 20);  // --staging-mib
@@ -652,13 +654,13 @@ int main(int argc, char** argv) {
                  "device memory, asynchronous), host (all on the CPU), auto (cuda when this build has CUDA and "
                  "a GPU is usable, else host)")->capture_default_str()
       ->check(CLI::IsMember({"auto", "host", "cuda"}))->group(exec_group);
-  app.add_option("--threads", o.threads, "CPU worker threads, 0 = all cores")->capture_default_str()->transform(non_negative)
+  auto* threads = app.add_option("--threads", o.threads, "CPU worker threads, 0 = all cores")->capture_default_str()->transform(non_negative)
       ->group(exec_group);
   app.add_option("--cuda-wait", cli.cuda_wait, "how this process's threads wait for the GPU (CUDA's device schedule "
                  "flag): auto (CUDA's choice: spin while cores outnumber contexts), spin, yield, blocking (sleep "
                  "until the GPU signals: frees the waiting thread's core for the CPU pool)")
       ->capture_default_str()->check(CLI::IsMember({"auto", "spin", "yield", "blocking"}))->group(exec_group);
-  app.add_option("--overflow", cli.overflow, "the CUDA backend's overflow policy: auto (a cost model moves context "
+  auto* overflow = app.add_option("--overflow", cli.overflow, "the CUDA backend's overflow policy: auto (a cost model moves context "
                  "sets to the GPU when that shortens the call), off (the CPU attends them all), always (every "
                  "non-empty one moves)")
       ->capture_default_str()->check(CLI::IsMember({"auto", "off", "always"}))->group(exec_group);
@@ -677,6 +679,9 @@ int main(int argc, char** argv) {
   app.add_flag("--deterministic", o.deterministic, "re-evaluations publish before the next call (reproducible runs)")
       ->group(exec_group);
   app.add_flag("--json", cli.json, "print the summary as one JSON object on stdout")->group(exec_group);
+  app.add_option("--config", cli.config_path, "hgca-tune's configuration (its --out): its tuned fields apply, but for "
+                 "those a flag sets (--threads, --overflow); HGCA_CONFIG applies over both")
+      ->check(hgca::tools::file_path())->group(exec_group);
 
   const std::string synth_group = "Synthetic workload (without --model)";
   hgca::decode::SyntheticWorkload& w = cli.synthetic;
@@ -709,6 +714,13 @@ int main(int argc, char** argv) {
   cli.options.store_writes = parse_choice(
       cli.store_writes, {hgca::StoreWrites::kAuto, hgca::StoreWrites::kCached, hgca::StoreWrites::kStreamed});
   cli.options.staging_limit_bytes = int64_t{cli.staging_mib} << 20;
+  if (!cli.config_path.empty()) {  // the file's tuned fields, under the flags given
+    hgca::Options tuned = cli.options;
+    if (const Status st = hgca::load_options_json(cli.config_path, &tuned); !st) return fail(st);
+    if (threads->count() > 0) tuned.threads = cli.options.threads;
+    if (overflow->count() > 0) tuned.overflow = cli.options.overflow;
+    cli.options = tuned;
+  }
   cli.window_blocks_given = window_blocks->count() > 0;
   // The CUDA backend's own settings: refused with --backend host, and named where --backend auto
   // finds no usable GPU and runs on the host, where they have nothing to set (not dropped in silence).

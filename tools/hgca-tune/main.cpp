@@ -618,8 +618,8 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", cli.quick, "a short sweep (under a minute on 2 cores)");
   app.add_flag("--json", cli.json, "print one JSON object on stdout instead of the tables");
   app.add_option("--out", cli.out, "write the best configuration here (the JSON hgca::load_options_json and HGCA_CONFIG read)")
-      ->check(hgca::tools::output_path());
-  app.add_option("--svg", cli.svg, "write a plot of bandwidth against threads here (SVG)")->check(hgca::tools::output_path());
+      ->check(hgca::tools::file_path());
+  app.add_option("--svg", cli.svg, "write a plot of bandwidth against threads here (SVG)")->check(hgca::tools::file_path());
   app.add_option("--threads", cli.threads, "threads per node to sweep, as 1 2 4 or 1,2,4 (default: 1, 2, 4, …, three quarters of the cores from 12 on, every core "
                  "and every hardware thread; quick: 1 and every core)")->transform(positive)->delimiter(',');
   app.add_option("--max-packed-heads", cli.max_packed_heads,
