@@ -2,8 +2,13 @@
 // it cannot use end the run before it starts, with the flag and the value named.
 #include <gtest/gtest.h>
 
+#include <poll.h>
+#include <pty.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <csignal>
 
 #include <filesystem>
 #include <fstream>
@@ -172,6 +177,42 @@ TEST(HgcaDecode, ConfigFlagYieldsToTheFlagsGiven) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << text;
   EXPECT_NE(text.find(config.string()), std::string::npos) << text;
   EXPECT_NE(text.find("threads = -1"), std::string::npos) << text;
+}
+
+// Ctrl-C while the progress bar is drawn on a terminal ends its line before the process dies of
+// the signal, so that the shell's prompt does not land on the bar.
+TEST(HgcaDecode, InterruptEndsTheProgressLine) {
+  int master = -1;
+  const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+  ASSERT_GE(pid, 0) << "forkpty failed";
+  if (pid == 0) {  // on the terminal: a run long enough to be interrupted mid-prefill
+    ::execl(HGCA_DECODE_EXE, HGCA_DECODE_EXE, "--backend", "host", "--context", "1000000", "--chunk", "64",
+            "--decode-steps", "0", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::string seen;
+  bool interrupted = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{master, POLLIN, 0};
+    if (::poll(&p, 1, 100) > 0) {
+      char buf[4096];
+      const ssize_t n = ::read(master, buf, sizeof buf);
+      if (n <= 0) break;  // EIO: the child is gone and the terminal closed
+      seen.append(buf, static_cast<std::size_t>(n));
+    }
+    if (!interrupted && seen.find("] ") != std::string::npos) {  // a bar was drawn
+      ::kill(pid, SIGINT);
+      interrupted = true;
+    }
+  }
+  if (!interrupted) ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(master);
+  ASSERT_TRUE(interrupted) << "no progress bar within 60 s:\n" << seen;
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << "status " << status;
+  EXPECT_TRUE(seen.ends_with("\n")) << "the bar's line was left open:\n" << seen;
 }
 
 // Progress and messages that cannot reach stderr (closed, or a full disk) do not end the run: it

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -11,13 +13,43 @@
 #include "output.hpp"
 
 namespace hgca::tools {
+namespace {
+
+std::atomic<bool> bar_on_line{false};  // a terminal's cursor stands at the end of a drawn bar
+
+/// Ctrl-C (or SIGTERM) during a bar: ends its line before the default action ends the process, so
+/// that the shell's prompt does not land on it. Only where the signal had its default action.
+void end_line_and_reraise(int sig) {
+  if (bar_on_line.load()) (void)!::write(STDERR_FILENO, "\n", 1);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void install_end_line_handlers() {
+  static const bool installed = [] {
+    for (int sig : {SIGINT, SIGTERM}) {
+      struct sigaction old{};
+      if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+      struct sigaction on{};
+      on.sa_handler = end_line_and_reraise;
+      sigemptyset(&on.sa_mask);
+      ::sigaction(sig, &on, nullptr);
+    }
+    return true;
+  }();
+  (void)installed;
+}
+
+}  // namespace
 
 ProgressBar::ProgressBar(std::string label, int64_t total, bool enabled)
     : label_(std::move(label)),
       total_(std::max<int64_t>(total, 1)),
       enabled_(enabled),
       tty_(isatty(fileno(stderr)) != 0),
-      start_(std::chrono::steady_clock::now()) {}
+      start_(std::chrono::steady_clock::now()) {
+  if (enabled_ && tty_) install_end_line_handlers();
+}
 
 void ProgressBar::update(int64_t done) {
   if (!enabled_ || finished_) return;
@@ -42,6 +74,7 @@ void ProgressBar::update(int64_t done) {
 void ProgressBar::draw(int64_t done) {
   constexpr int kWidth = 30;
   drawn_ = done;
+  bar_on_line = true;  // before the bar's bytes leave: a signal may come as soon as they do
   const auto filled = static_cast<int>(done * kWidth / total_);
   eprint("\r{} [{:=<{}}{:<{}}] {}/{} {:.1f} s", label_, "", filled, done < total_ ? ">" : "", kWidth - filled, done,
          total_, elapsed_s());
@@ -54,6 +87,7 @@ void ProgressBar::finish() {
   if (tty_) {
     if (drawn_ != done_) draw(done_);  // the throttle may have skipped the last update
     eprint("\n");
+    bar_on_line = false;
   } else if (done_ < total_) {
     eprint("{}: stopped at {}/{}, {:.1f} s\n", label_, done_, total_, elapsed_s());
   }
