@@ -452,7 +452,8 @@ int run(Cli& cli) {
   tuned.threads_per_node = tpn;
   tuned.max_packed_heads = best.config.max_packed_heads;
   tuned.kv_split_tokens = best.config.kv_split_tokens;
-  tuned.isa = best.config.isa;
+  // The ISA that auto resolves to here is written as auto: the same path, in a file any CPU runs.
+  tuned.isa = hgca::to_string(best.config.isa) == hgca::tune::engine_auto_isa() ? CpuIsa::kAuto : best.config.isa;
   tuned.numa_placement = best.config.placement;
   tuned.overflow_cpu_gbps = best.gbps;  // the overflow policy's CPU rate: this engine, measured here
   const hgca::tune::DramResult& dram_full = dram.back();
