@@ -275,12 +275,12 @@ void BM_ChunkRegister(benchmark::State& state) {
     state.SetIterationTime(seconds_of([&] { e = cudaHostRegister(p, bytes, cudaHostRegisterMapped | cudaHostRegisterPortable); }));
     if (e != cudaSuccess) {
       cudaGetLastError();
-      hgca::cpu::node_free(*machine(), p, bytes);
+      hgca::cpu::node_free(p, bytes);
       state.SkipWithError(cudaGetErrorString(e));
       return;
     }
     unregister_s += seconds_of([&] { cudaHostUnregister(p); });
-    hgca::cpu::node_free(*machine(), p, bytes);
+    hgca::cpu::node_free(p, bytes);
   }
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
   state.counters["unregister_ms"] = 1e3 * unregister_s / static_cast<double>(state.iterations());

@@ -304,6 +304,34 @@ TEST(Pool, ThisMachine) {
   EXPECT_THAT(s.message(), HasSubstr("threads = -1"));
 }
 
+// From 2 MiB up, node memory starts on a 2 MiB boundary, so that transparent huge pages can back
+// every whole 2 MiB of it (mmap's own 4 KiB alignment left the first and last partly on small pages).
+TEST(NodeAlloc, LargeAllocationsStartOnAHugePageBoundary) {
+  std::shared_ptr<const Topology> machine;
+  ASSERT_TRUE(Topology::from_machine(&machine).is_ok());
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  std::vector<std::pair<void*, std::size_t>> held;
+  for (std::size_t bytes : {std::size_t{2} << 20, (std::size_t{3} << 20) + 5, std::size_t{10000} * 256}) {
+    for (int i = 0; i < 4; ++i) {  // several, so that a lucky mmap address cannot pass alone
+      bool bound = false;
+      void* p = node_alloc(*machine, 0, bytes, &bound);
+      ASSERT_NE(p, nullptr) << bytes;
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % kHuge, 0u) << bytes;
+      static_cast<char*>(p)[0] = 1;
+      static_cast<char*>(p)[bytes - 1] = 2;  // all of it is there
+      if (bound) {
+        EXPECT_EQ(node_of_memory(*machine, p, bytes), 0);
+      }
+      held.emplace_back(p, bytes);
+    }
+  }
+  void* small = node_alloc(*machine, 0, 64 << 10);  // below 2 MiB: pages, no padding
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(small) % 4096, 0u);
+  node_free(small, 64 << 10);
+  for (auto [p, bytes] : held) node_free(p, bytes);
+}
+
 TEST(NodeAllocator, VectorOnEachNode) {
   std::shared_ptr<const Topology> machine;
   ASSERT_TRUE(Topology::from_machine(&machine).is_ok());
@@ -325,7 +353,7 @@ TEST(NodeAllocator, VectorOnEachNode) {
   EXPECT_FALSE(bound);
   static_cast<char*>(p)[4096 * 3 - 1] = 1;
   EXPECT_EQ(node_of_memory(*two, p, 4096 * 3), -1);
-  node_free(*two, p, 4096 * 3);
+  node_free(p, 4096 * 3);
 
   std::vector<int, NodeAllocator<int>> w(100, 7, NodeAllocator<int>(two, 0));
   EXPECT_EQ(std::accumulate(w.begin(), w.end(), 0), 700);

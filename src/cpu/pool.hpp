@@ -96,12 +96,13 @@ class Topology {
   uint64_t llc_bytes_ = 0;
 };
 
-/// Page-granular memory bound to `node` of `topology` (hwloc_alloc_membind). Where binding is
-/// unsupported (not this system, or the OS refuses), plain pages placed by first touch; the first
-/// such fallback is reported once on stderr. `*bound` (optional) tells which happened.
-/// Returns nullptr when memory is exhausted.
+/// Page-granular memory bound to `node` of `topology` (hwloc_set_area_membind on fresh anonymous
+/// pages, 2 MiB-aligned from 2 MiB up so that transparent huge pages can back all of it). Where
+/// binding is unsupported (not this system, or the OS refuses), plain pages placed by first touch;
+/// the first such fallback is reported once on stderr. `*bound` (optional) tells which happened.
+/// Returns nullptr when memory is exhausted. Freed by node_free with the same `bytes`.
 void* node_alloc(const Topology& topology, int node, std::size_t bytes, bool* bound = nullptr);
-void node_free(const Topology& topology, void* p, std::size_t bytes) noexcept;
+void node_free(void* p, std::size_t bytes) noexcept;
 /// The node [p, p + bytes) is bound to, -1 when it is not bound to exactly one node or binding
 /// cannot be queried here.
 int node_of_memory(const Topology& topology, const void* p, std::size_t bytes);
@@ -128,7 +129,7 @@ class NodeAllocator {
     if (!p) throw std::bad_alloc();
     return static_cast<T*>(p);
   }
-  void deallocate(T* p, std::size_t n) noexcept { node_free(*topology_, p, n * sizeof(T)); }
+  void deallocate(T* p, std::size_t n) noexcept { node_free(p, n * sizeof(T)); }
 
   const std::shared_ptr<const Topology>& topology() const { return topology_; }
   int node() const { return node_; }

@@ -352,7 +352,7 @@ std::unique_ptr<StoreChunk> StoreMemory::new_chunk(int node_index, std::size_t b
   try {
     chunk = std::make_unique<StoreChunk>();
   } catch (...) {
-    cpu::node_free(*topology_, p, bytes);
+    cpu::node_free(p, bytes);
     unreserve();
     throw;
   }
@@ -366,7 +366,7 @@ std::unique_ptr<StoreChunk> StoreMemory::new_chunk(int node_index, std::size_t b
   // first touch and the check counts only those touched).
   if (madvise(p, bytes, MADV_POPULATE_WRITE) != 0 && errno != EINVAL) {
     const int error = errno;
-    cpu::node_free(*topology_, p, bytes);
+    cpu::node_free(p, bytes);
     unreserve();
     throw StoreMemoryExhausted(fmt::format("store memory: the OS could not give the pages of a chunk of {} bytes on "
                                            "NUMA node {} ({})", bytes, node_index, std::strerror(error)));
@@ -427,7 +427,7 @@ void StoreMemory::free_chunk_memory(StoreChunk& chunk) noexcept {
   if (chunk.registered.load(std::memory_order_acquire) && opt_.registration.unregister_chunk) {
     opt_.registration.unregister_chunk(chunk.base, chunk.bytes);
   }
-  cpu::node_free(*topology_, chunk.base, chunk.bytes);
+  cpu::node_free(chunk.base, chunk.bytes);
   std::lock_guard lock(mutex_);
   reserved_total_ -= chunk.bytes;
 }

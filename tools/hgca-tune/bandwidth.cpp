@@ -52,7 +52,7 @@ DramBuffers::DramBuffers(std::shared_ptr<const cpu::Topology> topology, uint64_t
 }
 
 DramBuffers::~DramBuffers() {
-  for (float* p : buffers_) cpu::node_free(*topology_, p, bytes_);
+  for (float* p : buffers_) cpu::node_free(p, bytes_);
 }
 
 void DramBuffers::fill(cpu::Pool& pool) {

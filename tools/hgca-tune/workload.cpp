@@ -38,7 +38,7 @@ struct Block {
   std::vector<int64_t> offset;  // per KV head: first row
   int64_t v_base = 0;           // row where V starts
   ~Block() {
-    if (data) cpu::node_free(*topology, data, bytes);
+    if (data) cpu::node_free(data, bytes);
   }
 };
 
@@ -146,7 +146,7 @@ void SparseWorkload::place(cpu::Pool& pool, NumaPlacement placement) {
         Block& b = layer[s];
         if (node_of[s] != node || (b.data && b.node == node && b.topology == &topo)) continue;
         wrote = true;
-        if (b.data) cpu::node_free(*b.topology, b.data, b.bytes);
+        if (b.data) cpu::node_free(b.data, b.bytes);
         b.topology = &topo;
         b.node = node;
         b.data = cpu::node_alloc(topo, node, b.bytes);
