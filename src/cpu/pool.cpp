@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -233,9 +235,9 @@ constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 /// MADV_HUGEPAGE (the system may leave transparent huge pages to madvise). The engine streams
 /// context caches at DRAM speed; with 4 KiB pages every 16 keys (D = 128, bf16) of K and of V cost a
 /// page walk, which in a VM (nested paging) measured 41 against 30 ns per key on one Zen 4 core. THP
-/// backs only the 2 MiB-aligned stretches of a mapping, and mmap aligns to 4 KiB: 2.56 MB context
-/// caches were 61 % huge pages, and the engine read them at 0.70 of the DRAM read against 0.87
-/// (bench/results/session42).
+/// backs only the 2 MiB-aligned stretches of a mapping, and mmap aligns to 4 KiB (kernels before 6.7
+/// even for multiples of 2 MiB): 2.56 MB allocations were 61 % huge pages, and the engine read such
+/// heads at 23.7 against 28.9 GB/s on the dev VM (bench/results/session42).
 void* map_pages(std::size_t bytes) {
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   if (bytes > SIZE_MAX - kHugePageBytes - page) {
