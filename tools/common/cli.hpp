@@ -26,6 +26,15 @@
 
 namespace hgca::tools {
 
+/// `in` whole as a decimal T (from_chars: no sign but '-', no base prefix, no spaces), or nullopt.
+template <class T>
+std::optional<T> read_decimal(const std::string& in) {
+  T v{};
+  const auto [end, ec] = std::from_chars(in.data(), in.data() + in.size(), v);
+  if (ec != std::errc{} || end != in.data() + in.size()) return std::nullopt;
+  return v;
+}
+
 /// An integer of T from lo to hi, written in decimal: "expected an integer from lo to hi, got …".
 /// `description` is what --help shows after the type.
 template <class T>
@@ -33,10 +42,8 @@ CLI::Validator integer_in(T lo, T hi, std::string description) {
   static_assert(std::is_integral_v<T>);
   return CLI::Validator(
       [lo, hi](std::string& in) -> std::string {
-        T v{};
-        const auto [end, ec] = std::from_chars(in.data(), in.data() + in.size(), v);
-        if (ec == std::errc{} && end == in.data() + in.size() && v >= lo && v <= hi) {
-          in = fmt::format("{}", v);  // as read: CLI11 would take a leading 0 as octal ("010" as 8)
+        if (const std::optional<T> v = read_decimal<T>(in); v && *v >= lo && *v <= hi) {
+          in = fmt::format("{}", *v);  // as read: CLI11 would take a leading 0 as octal ("010" as 8)
           return {};
         }
         // Bounds that are only T's limits say little about what is no integer at all ("1.5").
@@ -95,10 +102,8 @@ CLI::Validator number() {
 inline CLI::Validator head_dim() {
   return CLI::Validator(
       [](std::string& in) -> std::string {
-        int32_t v = 0;
-        const auto [end, ec] = std::from_chars(in.data(), in.data() + in.size(), v);
-        if (ec == std::errc{} && end == in.data() + in.size() && v >= 8 && v <= 256 && v % 8 == 0) {
-          in = fmt::format("{}", v);
+        if (const std::optional<int32_t> v = read_decimal<int32_t>(in); v && *v >= 8 && *v <= 256 && *v % 8 == 0) {
+          in = fmt::format("{}", *v);
           return {};
         }
         return fmt::format("expected a multiple of 8 from 8 to 256, got {}", in);
