@@ -97,6 +97,7 @@ TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {
        "--decode-steps 1", "--window-blocks 262144"},
       {"--head-dim 100000", "--head-dim: expected a multiple of 8 from 8 to 256, got 100000"},
       {"--head-dim 12", "--head-dim: expected a multiple of 8 from 8 to 256, got 12"},
+      {"--config -", "--config: expected a file path, got - (name /dev/stdout or /dev/stdin for those)"},
       // The runtime's refusals name the flag that set the field.
       {"--backend host --window-blocks 0", "window_blocks = 0, expected ≥ 1 (set by --window-blocks)"},
       {"--backend host --alpha 2", "(set by --alpha)"},

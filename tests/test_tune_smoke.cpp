@@ -128,6 +128,7 @@ TEST(HgcaTune, BadFlagsAreNamed) {
       {"--gpu-cpus 0 --gpu-pci-bus-id 0000:01:00.0", "--gpu-pci-bus-id excludes --gpu-cpus"},
       {"--out ''", "--out: expected a file path, got \"\""},  // the sweep ran and wrote nothing
       {"--svg ''", "--svg: expected a file path, got \"\""},
+      {"--out -", "--out: expected a file path, got - (name /dev/stdout"},  // it wrote a file named "-"
   };
   for (const auto& [flags, expected] : cases) {
     int status = -1;

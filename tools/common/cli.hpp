@@ -111,10 +111,16 @@ inline CLI::Validator head_dim() {
       "a multiple of 8 in [8, 256]");
 }
 
-/// A file's path: any but "" (which names no file: --out "" would write none, silently).
+/// A file's path: any but "" (which names no file: --out "" would write none, silently) and "-"
+/// (which many tools read as stdin or stdout; ours would have made a file named "-").
 inline CLI::Validator file_path() {
-  return CLI::Validator([](const std::string& in) { return in.empty() ? std::string("expected a file path, got \"\"") : std::string(); },
-                        "PATH");
+  return CLI::Validator(
+      [](const std::string& in) {
+        if (in.empty()) return std::string("expected a file path, got \"\"");
+        if (in == "-") return std::string("expected a file path, got - (name /dev/stdout or /dev/stdin for those)");
+        return std::string();
+      },
+      "PATH");
 }
 
 /// The KV dtypes both tools take by name (check a flag with CLI::IsMember(kDtypeNames)).
