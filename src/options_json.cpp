@@ -17,6 +17,9 @@
 #include <vector>
 #include <nlohmann/json.hpp>
 
+#include "cpu/pool.hpp"
+#include "cpu/sparse_engine.hpp"
+#include "runtime_backends.hpp"
 #include "status_error.hpp"
 
 namespace hgca {
@@ -78,6 +81,29 @@ Status read_enum(const std::string& where, const json& j, const char* key, const
   std::string expected;
   for (std::size_t i = 0; i < N; ++i) expected += fmt::format("{}\"{}\"", i ? ", " : "", names[i]);
   return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected one of {}", where, key, j.dump(), expected);
+}
+
+/// Warns (on stderr, once) when `tuned_on` says the file was measured on a machine with other
+/// NUMA nodes, cores or ISA path than this one: its threads, packing and rates (overflow_cpu_gbps)
+/// were chosen there, and nothing else would say so. Fields it lacks or of other types are no news.
+void warn_if_tuned_elsewhere(const std::string& where, const json& tuned_on) {
+  Machine here;
+  if (!tuned_on.is_object() || !Machine::current(&here)) return;
+  const auto said = [&](const char* key) { return tuned_on.contains(key) ? tuned_on[key] : json(); };
+  const json nodes = said("nodes"), cores = said("cores"), isa = said("isa_auto_is");
+  const int here_nodes = here.topology->node_count(), here_cores = here.topology->total_cores();
+  const std::string here_isa = cpu::to_string(cpu::best_isa());
+  const bool other = (nodes.is_number_integer() && nodes.get<int64_t>() != here_nodes) ||
+                     (cores.is_number_integer() && cores.get<int64_t>() != here_cores) ||
+                     (isa.is_string() && isa.get<std::string>() != here_isa);
+  if (!other) return;
+  const auto text = [](const json& j) {
+    return j.is_null() ? std::string("?") : j.is_string() ? j.get<std::string>() : j.dump();
+  };
+  cpu::warn_once(fmt::format("hgca: {} was tuned on another machine ({} NUMA nodes, {} cores, ISA path {}; this one: "
+                             "{}, {}, {}): its threads, packing and measured rates may not fit here; run hgca-tune "
+                             "on this machine",
+                             where, text(nodes), text(cores), text(isa), here_nodes, here_cores, here_isa));
 }
 
 Status load(const std::string& path, const std::string& where, Options* inout) {
@@ -163,6 +189,7 @@ Status load(const std::string& path, const std::string& where, Options* inout) {
     if (!s) return s;
   }
   *inout = o;
+  if (const auto t = doc.find("tuned_on"); t != doc.end()) warn_if_tuned_elsewhere(where, *t);
   return Status::ok();
 }
 

@@ -2,6 +2,7 @@
 // keys refused, HGCA_CONFIG applied by Runtime::create, and the C ABI's mirror.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -10,6 +11,8 @@
 #include <string>
 
 #include "config_json.hpp"
+#include "cpu/sparse_engine.hpp"
+#include "runtime_backends.hpp"
 #include "hgca/hgca.h"
 #include "hgca/hgca.hpp"
 
@@ -321,6 +324,37 @@ TEST(OptionsJson, HgcaConfigIsAppliedByCreate) {
     EXPECT_THAT(s.message(), HasSubstr("HGCA_CONFIG"));
     EXPECT_THAT(s.message(), HasSubstr("max_packed_heads"));
   }
+}
+
+// A file measured on another machine loads, and says so on stderr (once); one that says this
+// machine's nodes, cores and ISA path, or nothing of them, loads without a word.
+TEST(OptionsJson, TunedElsewhereIsSaid) {
+  Machine here;
+  ASSERT_TRUE(Machine::current(&here));
+  const int nodes = here.topology->node_count(), cores = here.topology->total_cores();
+  const std::string isa = cpu::to_string(cpu::best_isa());
+  const TempFile other(fmt::format(R"({{"threads": 3, "tuned_on": {{"nodes": {}, "cores": {}, "isa_auto_is": "{}"}}}})",
+                                   nodes, cores + 1, isa));
+  const TempFile same(fmt::format(R"({{"threads": 2, "tuned_on": {{"nodes": {}, "cores": {}, "isa_auto_is": "{}"}}}})",
+                                  nodes, cores, isa));
+  const TempFile unsaid(R"({"threads": 1, "tuned_on": {"tool": "hgca-tune", "cores": "many"}})");
+  Options o;
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(load_options_json(other.path(), &o));
+  ASSERT_TRUE(load_options_json(other.path(), &o));
+  std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(o.threads, 3);
+  EXPECT_THAT(said, HasSubstr(fmt::format("hgca: options file \"{}\" was tuned on another machine ({} NUMA nodes, {} "
+                                          "cores, ISA path {}; this one: {}, {}, {})",
+                                          other.path(), nodes, cores + 1, isa, nodes, cores, isa)));
+  EXPECT_EQ(said.find("tuned on"), said.rfind("tuned on")) << said;  // once
+  for (const TempFile* f : {&same, &unsaid}) {
+    ::testing::internal::CaptureStderr();
+    ASSERT_TRUE(load_options_json(f->path(), &o));
+    said = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(said, "") << f->path();
+  }
+  EXPECT_EQ(o.threads, 1);
 }
 
 TEST(OptionsJson, CAbiMirror) {
