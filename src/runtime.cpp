@@ -23,7 +23,15 @@ Status Machine::current(Machine* out) {
   return Status::ok();
 }
 
-Status create_runtime(const Options& options, const Machine& machine, std::unique_ptr<Runtime>* out) {
+namespace {
+
+/// `s` with "create: " in front where it lacks it: create's errors name it, as every call's do.
+Status as_create(Status s) {
+  if (s || s.message().starts_with("create: ")) return s;
+  return error(s.code(), "create: {}", s.message());
+}
+
+Status build_runtime(const Options& options, const Machine& machine, std::unique_ptr<Runtime>* out) {
   if (!out) return error(StatusCode::kInvalidArgument, "create: out is null");
   if (!machine.topology) return error(StatusCode::kInvalidArgument, "create: machine.topology is null");
   if (Status s = validate_options(options); !s) return s;
@@ -48,12 +56,18 @@ Status create_runtime(const Options& options, const Machine& machine, std::uniqu
   }
 }
 
+}  // namespace
+
+Status create_runtime(const Options& options, const Machine& machine, std::unique_ptr<Runtime>* out) {
+  return as_create(build_runtime(options, machine, out));
+}
+
 Status Runtime::create(const Options& options, std::unique_ptr<Runtime>* out) {
   if (!out) return error(StatusCode::kInvalidArgument, "create: out is null");
   Options applied = options;  // HGCA_CONFIG's tuned fields override what the caller set
-  if (Status s = apply_config_env(&applied); !s) return s;
+  if (Status s = apply_config_env(&applied); !s) return as_create(s);
   Machine machine;
-  if (Status s = Machine::current(&machine); !s) return s;
+  if (Status s = Machine::current(&machine); !s) return as_create(s);
   return create_runtime(applied, machine, out);
 }
 

@@ -216,7 +216,7 @@ Status RuntimeBase::release_sequence(SeqId id) {
   auto it = seqs_.find(id);
   if (it == seqs_.end()) return error(StatusCode::kNotFound, "release_sequence: seq_id = {} is unknown", id);
   // Enqueued work may still write this sequence's store.
-  if (Status s = drain(); !s) return s;
+  if (Status s = reported_as(drain(), "release_sequence: seq_id = {}", id); !s) return s;
   // A re-evaluation still running keeps its own snapshot alive; its result is dropped.
   drop_sequence(*it->second);
   seqs_.erase(it);
@@ -311,7 +311,7 @@ Status RuntimeBase::abort_step() {
 Status RuntimeBase::layer_stats(int32_t layer, LayerStats* out) const {
   if (Status s = check_layer("layer_stats", layer); !s) return s;
   if (!out) return error(StatusCode::kInvalidArgument, "layer_stats: out is null");
-  if (Status s = drain(); !s) return s;
+  if (Status s = reported_as(drain(), "layer_stats: layer {}", layer); !s) return s;
   return guarded("layer_stats", [&]() -> Status {
     LayerStats st;
     st.context_tokens.assign(static_cast<std::size_t>(opt_.n_kv_heads), 0);
@@ -348,7 +348,7 @@ Status RuntimeBase::sequence_length(SeqId id, int64_t* out) const {
 
 Status RuntimeBase::store_memory_stats(std::vector<StoreMemoryStats>* out) const {
   if (!out) return error(StatusCode::kInvalidArgument, "store_memory_stats: out is null");
-  if (Status s = drain(); !s) return s;
+  if (Status s = reported_as(drain(), "store_memory_stats"); !s) return s;
   return guarded("store_memory_stats", [&]() -> Status {
     std::vector<StoreMemoryStats> st;
     for (int node = 0; node < store_memory_->node_count(); ++node) st.push_back(store_memory_->stats(node));
@@ -358,7 +358,7 @@ Status RuntimeBase::store_memory_stats(std::vector<StoreMemoryStats>* out) const
 }
 
 Status RuntimeBase::synchronize() {
-  if (Status s = drain(); !s) return s;
+  if (Status s = reported_as(drain(), "synchronize"); !s) return s;
   return guarded("synchronize", [&]() -> Status {
     wait_reevaluations();
     std::exception_ptr failed;  // one that cannot be applied (dropped) does not keep the others back
@@ -381,7 +381,7 @@ Status RuntimeBase::store(SeqId id, int32_t layer, const kvmgr::DramStore** out)
   const SequenceState* seq = find(id);
   if (!seq) return error(StatusCode::kNotFound, "store: seq_id = {} is unknown", id);
   if (Status s = check_layer("store", layer); !s) return s;
-  if (Status s = drain(); !s) return s;
+  if (Status s = reported_as(drain(), "store: layer {}", layer); !s) return s;
   *out = &dram(*seq, layer);
   return Status::ok();
 }
@@ -392,6 +392,15 @@ void RuntimeBase::report_later(Status s) const {
       (async_error_.code() == StatusCode::kOutOfMemory && s.code() != StatusCode::kOutOfMemory)) {
     async_error_ = std::move(s);
   }
+}
+
+Status RuntimeBase::reported_by(const std::string& call, const Status& s) {
+  if (s.code() == StatusCode::kOutOfMemory) {
+    return error(StatusCode::kOutOfMemory, "{}: not run, make the call again: memory ran out in an earlier call, which "
+                 "went on without it ({}); to make room, release sequences or raise store_limit_bytes once the step "
+                 "has ended", call, s.message());
+  }
+  return error(s.code(), "{}: not run: an earlier call failed on the host side ({})", call, s.message());
 }
 
 Status RuntimeBase::deferred_error() const {

@@ -104,11 +104,23 @@ class RuntimeBase : public Runtime {
   /// An error met by a call's host side after the call returned, for the next call that waits for
   /// that side. The first is kept, but one that stays replaces one reported only once.
   void report_later(Status s) const;
+  static Status reported_by(const std::string& call, const Status& s);
   /// That error. Memory running out is reported once (then cleared): the stores are as they were
   /// left (entries that could not be selected are kept unselected), and the caller must be able to
   /// go on, or release sequences to make room. Any other error stays: what follows it cannot be
   /// trusted.
   Status deferred_error() const;
+  /// `s` (drain()'s or deferred_error()'s) as the call that met it reports it, that call named by
+  /// `call` ("attention: layer {}"): it did nothing else. Memory that ran out says what to do.
+  template <typename... Args>
+  static Status reported_as(Status s, fmt::format_string<Args...> call, Args&&... args) noexcept {
+    if (s) return s;
+    try {
+      return reported_by(fmt::format(call, std::forward<Args>(args)...), s);
+    } catch (...) {  // no memory for the message: the error as it was
+      return s;
+    }
+  }
 
   /// Maps exceptions from allocation to a Status (memory running out named with `call`, the API
   /// call, where not null); nothing inside the runtime throws otherwise.

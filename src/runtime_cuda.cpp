@@ -424,7 +424,7 @@ class CudaRuntime final : public RuntimeBase {
 
   Status attention(int32_t layer, const TensorView& q, const TensorView& k, const TensorView& v,
                    const MutableTensorView& out, float* lse_out, void* stream) override {
-    if (Status s = deferred_error(); !s) return s;
+    if (Status s = reported_as(deferred_error(), "attention: layer {}", layer); !s) return s;
     if (Status s = validate_call(layer, q, k, v, out, lse_out); !s) return s;
     if (Status s = check_device_pointers(q, k, v, out, lse_out); !s) return s;
     return guarded("attention", [&]() -> Status {
@@ -442,7 +442,7 @@ class CudaRuntime final : public RuntimeBase {
     if (!seq) return error(StatusCode::kNotFound, "read_kv: seq_id = {} is unknown", id);
     if (!k_out || !v_out) return error(StatusCode::kInvalidArgument, "read_kv: {} is null", k_out ? "v_out" : "k_out");
     if (in_step_) return error(StatusCode::kFailedPrecondition, "read_kv: a step is open; read between end_step and begin_step");
-    if (Status s = drain(); !s) return s;
+    if (Status s = reported_as(drain(), "read_kv: layer {}, seq_id = {}", layer, id); !s) return s;
     return guarded("read_kv", [&]() -> Status {
       auto* ko = static_cast<std::byte*>(k_out);
       auto* vo = static_cast<std::byte*>(v_out);

@@ -32,7 +32,7 @@ class HostRuntime final : public RuntimeBase {
   Status attention(int32_t layer, const TensorView& q, const TensorView& k, const TensorView& v,
                    const MutableTensorView& out, float* lse_out, void* /*stream*/) override {
     if (Status s = validate_call(layer, q, k, v, out, lse_out); !s) return s;
-    if (Status s = drain(); !s) return s;
+    if (Status s = reported_as(drain(), "attention: layer {}", layer); !s) return s;
     return guarded("attention", [&]() -> Status {
       detail::dispatch_dtype(opt_.dtype, [&]<typename T>(T) {
         attend<T>(layer, static_cast<const T*>(q.data), static_cast<const T*>(k.data),
@@ -48,7 +48,7 @@ class HostRuntime final : public RuntimeBase {
     if (!seq) return error(StatusCode::kNotFound, "read_kv: seq_id = {} is unknown", id);
     if (!k_out || !v_out) return error(StatusCode::kInvalidArgument, "read_kv: {} is null", k_out ? "v_out" : "k_out");
     if (in_step_) return error(StatusCode::kFailedPrecondition, "read_kv: a step is open; read between end_step and begin_step");
-    if (Status s = drain(); !s) return s;
+    if (Status s = reported_as(drain(), "read_kv: layer {}, seq_id = {}", layer, id); !s) return s;
     const auto& kv = seq->layers[layer];
     const std::size_t head_bytes = static_cast<std::size_t>(opt_.head_dim) * elem_size_;
     const std::size_t row_bytes = head_bytes * opt_.n_kv_heads;

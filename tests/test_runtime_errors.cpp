@@ -559,6 +559,7 @@ TEST(ErrorsCreate, RejectsBadOptions) {
     std::unique_ptr<Runtime> rt;
     const Status s = Runtime::create(o, &rt);
     EXPECT_EQ(s.code(), c.code) << s.message();
+    EXPECT_EQ(s.message().rfind(std::string("create: ") + c.parts[0], 0), 0u) << s.message();  // as every call's, named
     for (const char* p : c.parts) EXPECT_THAT(s.message(), HasSubstr(p));
     EXPECT_EQ(rt, nullptr);
   }

@@ -3,6 +3,7 @@
 // runtime on top of it: running out of memory changes nothing and loses no entry.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -1265,6 +1266,9 @@ TEST(RuntimeStoreMemory, ContextCachesThatCannotGrowAreReportedOnceAndNothingIsL
         ++reports;
         EXPECT_EQ(s.code(), StatusCode::kOutOfMemory) << s.message();
         EXPECT_THAT(s.message(), HasSubstr("unselected"));
+        // The report says that this call did nothing and what to do.
+        EXPECT_THAT(s.message(), HasSubstr(fmt::format("attention: layer {}: not run, make the call again", l)));
+        EXPECT_THAT(s.message(), HasSubstr("release sequences or raise store_limit_bytes once the step has ended"));
         s = dec.attend(l);  // reported once: the call, made again, runs
       }
       ASSERT_TRUE(s.is_ok()) << s.message();

@@ -167,7 +167,10 @@ struct Options {
   // --- DRAM store memory ---
   /// The store's memory is taken from the OS per NUMA node in chunks of this many bytes (bound to
   /// the node; on the CUDA backend pinned and registered with the GPU, one registration per chunk)
-  /// and kept ahead of need by a background thread. A multiple of 4096, at least 64 KiB.
+  /// and kept ahead of need by a background thread. A multiple of 4096, at least 64 KiB. Each slot
+  /// size in use holds a chunk of its own and two spare chunks per node are kept ready, so even a
+  /// small runtime holds a few chunks (about 100 MiB at the default): lower it where many small
+  /// runtimes share a process.
   int64_t store_chunk_bytes = int64_t{32} << 20;
   /// At most this many bytes of store memory over all nodes (at least store_chunk_bytes); 0: no
   /// limit of its own. Either way the store takes no chunk that would leave less than 1/32 of the
@@ -325,7 +328,9 @@ class Runtime {
   /// out and lse_out are written: kInvalidArgument).
   /// The new queries attend causally to the sequence's whole history: exactly over the window and
   /// the new tokens, sparsely over the selected store. `lse_out` [T, Hq] (optional) receives the
-  /// natural-log LSE of the scaled scores over everything attended.
+  /// natural-log LSE of the scaled scores over everything attended. q, k and v must be finite:
+  /// they are not checked (on the CUDA backend they are device memory), and a NaN or infinity gives
+  /// unspecified outputs, for as long as a K or V row holding one stays in the sequence.
   ///
   /// Host backend: host pointers; the call returns when out is written; `stream` is ignored.
   /// CUDA backend: q, k, v, out and lse_out are device (or managed) memory, and `stream` is the

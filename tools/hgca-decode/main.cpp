@@ -410,8 +410,8 @@ void note_config_overrides(const hgca::Options& asked, const hgca::Options& used
                       fmt::join(changed, ", "));
 }
 
-/// fail() for the runtime refusing its options: a message that starts with an Options field
-/// ("window_blocks = 0, …") also names the flag that set it (the model's shape comes from its
+/// fail() for the runtime refusing its options: a message about an Options field ("create:
+/// window_blocks = 0, …") also names the flag that set it (the model's shape comes from its
 /// checkpoint, the synthetic workload's from flags).
 int fail_options(const Status& status, bool synthetic) {
   static constexpr std::pair<std::string_view, std::string_view> kShape[] = {
@@ -421,9 +421,11 @@ int fail_options(const Status& status, bool synthetic) {
       {"beta", "--beta"}, {"min_keep", "--min-keep"}, {"reeval_min_tokens", "--reeval-min-tokens"},
       {"heads_per_task", "--heads-per-task"}, {"threads", "--threads"}, {"staging_limit_bytes", "--staging-mib"}};
   const std::string_view message = status.message();
+  std::string_view about = message;
+  if (about.starts_with("create: ")) about.remove_prefix(std::string_view("create: ").size());
   const auto set_by = [&](std::span<const std::pair<std::string_view, std::string_view>> fields) -> std::string_view {
     for (const auto& [field, flag] : fields) {
-      if (message.starts_with(field) && message.substr(field.size()).starts_with(" =")) return flag;
+      if (about.starts_with(field) && about.substr(field.size()).starts_with(" =")) return flag;
     }
     return {};
   };
