@@ -19,6 +19,7 @@
 namespace hgca::test {
 
 struct StepResult {
+  std::vector<double> q;             // [T, Hq, D], as given
   std::vector<double> out, ref_out;  // [T, Hq, D]
   std::vector<float> lse;            // [T, Hq]
   std::vector<double> ref_lse;
@@ -89,6 +90,7 @@ class Harness {
       res.lse.assign(static_cast<std::size_t>(t * hq), std::nanf(""));
       call(l, t, qb, kb, vb, ob, res.lse);
       res.out = ref::decode(ob, opt_.dtype);
+      res.q = q;
 
       int64_t row = 0;
       for (std::size_t i = 0; i < ids.size(); ++i) {
