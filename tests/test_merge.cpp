@@ -100,10 +100,12 @@ TEST(Merge, WritesSixteenBitOutputsRounded) {
   ref::merge({a.begin(), a.end()}, la, {b.begin(), b.end()}, lb, expect, expect_lse);
   std::vector<detail::bf16_t> out(8);
   merge::merge_states(a.data(), &la, b.data(), &lb, 1, 8, out.data(), nullptr);
-  for (int i = 0; i < 8; ++i) EXPECT_NEAR(detail::to_float(out[i]), expect[i], std::abs(expect[i]) / 128);
+  // Rounded to nearest (as the reference rounds), not truncated: a whole ulp off fails.
+  const std::vector<double> bf16 = ref::round_to(expect, DType::kBFloat16), fp16 = ref::round_to(expect, DType::kFloat16);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(detail::to_float(out[i]), bf16[i]) << "element " << i << ": " << expect[i];
   std::vector<detail::fp16_t> out16(8);
   merge::merge_states(a.data(), &la, b.data(), &lb, 1, 8, out16.data(), nullptr);
-  for (int i = 0; i < 8; ++i) EXPECT_NEAR(detail::to_float(out16[i]), expect[i], std::abs(expect[i]) / 1024);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(detail::to_float(out16[i]), fp16[i]) << "element " << i << ": " << expect[i];
 }
 
 TEST(Dtype, ConversionsRoundToNearestEvenLikeTheReference) {

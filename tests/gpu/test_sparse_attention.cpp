@@ -28,12 +28,11 @@ namespace {
 
 using test::DevBuf;
 
-/// Relative L2 error of each (row, head) output against the reference: the other GPU tests'
-/// figures. The inputs are rounded to the dtype before the reference sees them and o is fp32, so
-/// these bound fp32 accumulation only and hold with a wide margin.
-double tolerance(DType dtype) {
-  return dtype == DType::kBFloat16 ? 4e-3 : dtype == DType::kFloat16 ? 5e-4 : 1e-5;
-}
+/// Relative L2 error of each (row, head) output against the reference. The inputs are rounded to
+/// the dtype before the reference sees them and the kernel works in fp32 up to o (fp32), so these
+/// bound fp32 accumulation only: the CPU engine's figure for 16-bit K/V (a weight rounded to 16
+/// bits before the V pass would exceed it).
+double tolerance(DType dtype) { return dtype == DType::kFloat32 ? 1e-5 : 1e-4; }
 constexpr double kLseRel = 1e-5;  // |Δ lse| ≤ kLseRel · max(1, |lse|)
 
 struct ItemSpec {
