@@ -1,15 +1,18 @@
 // The method with real selection (beta > 0) against fp64. Each call's output is attention over the
 // context set S the store held before the call and over the rest of the history (the window and the
 // new tokens, causally): dense over the window, sparse over S, merged by LSE (DESIGN.md, "One
-// attention call"). A re-evaluation's S is what the appended queries' fp64 weights over the store
-// select (HGCA §3.2.2). S and the window's extent are read from the runtime; the arithmetic and the
-// selection rule are the reference's.
+// attention call"); there S and the window's extent are read from the runtime. A re-evaluation's S
+// is what the appended queries' fp64 weights over the store select (HGCA §3.2.2). And an fp64 model
+// of the whole method (MAW tracking, eviction, selection, re-evaluation) holds, call after call, the
+// store the runtime holds: each entry's MAW and n_ref, and S.
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -45,15 +48,20 @@ struct StoreView {
   std::vector<std::vector<uint32_t>> context;
 };
 
-StoreView view(Runtime& rt, SeqId id, int32_t layer) {
+/// The DRAM store of (id, layer) once the runtime's work so far has run.
+const kvmgr::DramStore& view_store(Runtime& rt, SeqId id, int32_t layer) {
   const kvmgr::DramStore* store = nullptr;
   const Status s = dynamic_cast<RuntimeBase&>(rt).store(id, layer, &store);
-  EXPECT_TRUE(s.is_ok()) << s.message();
+  if (!s) ADD_FAILURE() << s.message();
+  return *store;
+}
+
+StoreView view(Runtime& rt, SeqId id, int32_t layer) {
+  const kvmgr::DramStore& store = view_store(rt, id, layer);
   StoreView v;
-  if (!store) return v;
-  v.size = store->size();
-  for (int32_t h = 0; h < store->n_kv_heads(); ++h) {
-    const auto& idx = store->store(h).context.indices;
+  v.size = store.size();
+  for (int32_t h = 0; h < store.n_kv_heads(); ++h) {
+    const auto& idx = store.store(h).context.indices;
     v.context.emplace_back(idx.begin(), idx.end());
   }
   return v;
@@ -175,6 +183,135 @@ TEST(SparseMethod, ReevaluationSelectsWhatTheAppendedQueriesWeigh) {
   }
   EXPECT_GT(judged, 0);
   EXPECT_GT(changed, 0) << "the re-evaluation selected what S held before: the test would not see it";
+}
+
+/// The method in fp64 for one (sequence, layer), as DESIGN.md's "One attention call" states it:
+/// each call tracks the MAW of the window's entries ((1 − alpha)·maw + alpha·a, a new entry starting
+/// at its first a; a = the dense softmax weight over window ∪ new, causal, mean over the rows, max
+/// over the group), evicts the fewest whole blocks that make room (oldest first, with n_ref = the
+/// keys that softmax covered), admits each evicted entry with maw > beta / n_ref (min_keep 0 here),
+/// and after an append of ≥ reeval_min_tokens re-evaluates the store as it was before the call:
+/// the appended queries' weights over it become its MAW (n_ref = its size) and S is chosen anew.
+class MethodModel {
+ public:
+  explicit MethodModel(const Options& o) : o_(o), heads_(static_cast<std::size_t>(o.n_kv_heads)) {}
+
+  /// One call: the n new rows' queries q [n, Hq, D]; k_hist [len, Hkv, D] holds the new tokens last.
+  void call(const std::vector<double>& q, int64_t n, const std::vector<double>& k_hist) {
+    const int32_t hq = o_.n_q_heads, hkv = o_.n_kv_heads, d = o_.head_dim, g = hq / hkv;
+    const double sm_scale = 1.0 / std::sqrt(double(d)), alpha = o_.alpha, beta = o_.beta;
+    const int64_t w = window_, m = store_, capacity = int64_t{o_.window_blocks} * o_.block_tokens;
+    ASSERT_EQ(static_cast<int64_t>(k_hist.size()) / (hkv * d), m + w + n);
+    const int64_t over = w + n - capacity;
+    const int64_t evict = over <= 0 ? 0 : (over + o_.block_tokens - 1) / o_.block_tokens * o_.block_tokens;
+    const bool reevaluate = n >= o_.reeval_min_tokens && m > 0;
+    for (int32_t h = 0; h < hkv; ++h) {
+      Head& head = heads_[static_cast<std::size_t>(h)];
+      std::vector<double> qh;
+      for (int64_t r = 0; r < n; ++r) {
+        qh.insert(qh.end(), q.begin() + (r * hq + h * g) * d, q.begin() + (r * hq + h * g + g) * d);
+      }
+      const auto keys = [&](int64_t from, int64_t to) {
+        std::vector<double> k;
+        for (int64_t j = from; j < to; ++j) {
+          k.insert(k.end(), k_hist.begin() + (j * hkv + h) * d, k_hist.begin() + (j * hkv + h + 1) * d);
+        }
+        return k;
+      };
+      const std::vector<double> a = ref::maw_observation(qh, n, g, keys(m, m + w + n), w + n, d, sm_scale, w);
+      for (int64_t i = 0; i < w; ++i) head.window[i] = (1 - alpha) * head.window[i] + alpha * a[i];
+      for (int64_t i = 0; i < n; ++i) head.window.push_back(a[w + i]);
+      for (int64_t i = 0; i < evict; ++i) {
+        head.maw.push_back(head.window[i]);
+        head.n_ref.push_back(w + n);
+        head.in_s.push_back(head.maw.back() > beta / double(w + n));
+      }
+      head.window.erase(head.window.begin(), head.window.begin() + evict);
+      if (reevaluate) {
+        const std::vector<double> weights = ref::maw_observation(qh, n, g, keys(0, m), m, d, sm_scale, -1);
+        for (int64_t j = 0; j < m; ++j) {
+          head.maw[j] = weights[j];
+          head.n_ref[j] = m;
+        }
+        for (std::size_t j = 0; j < head.maw.size(); ++j) head.in_s[j] = head.maw[j] > beta / double(head.n_ref[j]);
+      }
+    }
+    window_ = w + n - evict;
+    store_ = m + evict;
+  }
+
+  /// The runtime's store against the model: the same entries, each one's MAW (fp32 against fp64:
+  /// 1e-4 relative) and n_ref, and S. An entry whose MAW is within 1e-4 of the threshold may fall
+  /// either way in fp32: the model takes the runtime's decision for it. Adds the entries judged to
+  /// `*judged`. Fatal on the first difference.
+  void expect_equal(const kvmgr::DramStore& store, const std::string& where, int64_t* judged) {
+    ASSERT_EQ(store.size(), store_) << where;
+    for (int32_t h = 0; h < o_.n_kv_heads; ++h) {
+      Head& head = heads_[static_cast<std::size_t>(h)];
+      const kvmgr::HeadStore& rt = store.store(h);
+      for (int64_t j = 0; j < store_; ++j) {
+        const double maw = head.maw[j];
+        ASSERT_NEAR(rt.maw[j], maw, 1e-4 * std::max(maw, 1e-3)) << where << " KV head " << h << " entry " << j;
+        ASSERT_EQ(rt.n_ref[j], head.n_ref[j]) << where << " KV head " << h << " entry " << j;
+        const bool in_s = j < static_cast<int64_t>(rt.context.member.size()) && rt.context.member[j];
+        if (std::abs(maw * double(head.n_ref[j]) / o_.beta - 1.0) < 1e-4) {
+          head.in_s[j] = in_s;
+          continue;
+        }
+        ++*judged;
+        ASSERT_EQ(in_s, head.in_s[j]) << where << " KV head " << h << " entry " << j << ": maw " << maw << ", n_ref "
+                                      << head.n_ref[j];
+      }
+    }
+  }
+
+  int64_t store_size() const { return store_; }
+  int64_t selected() const {
+    int64_t n = 0;
+    for (const Head& head : heads_) n += std::count(head.in_s.begin(), head.in_s.end(), true);
+    return n;
+  }
+
+ private:
+  struct Head {
+    std::vector<double> window;  // MAW of the window's entries, oldest first
+    std::vector<double> maw;     // the store's entries
+    std::vector<int64_t> n_ref;
+    std::vector<bool> in_s;
+  };
+  Options o_;
+  std::vector<Head> heads_;
+  int64_t window_ = 0, store_ = 0;
+};
+
+TEST(SparseMethod, MawAndSelectionFollowTheFp64Method) {
+  Options o = sparse_options();
+  o.alpha = 0.3f;
+  test::Harness h(o, 21);
+  h.add(1);
+  std::vector<MethodModel> model(static_cast<std::size_t>(o.n_layers), MethodModel(o));
+  // A prefill past the window, decode steps, an append that re-evaluates, a short append (several
+  // rows, no re-evaluation), decode again.
+  std::vector<int32_t> steps{20};
+  steps.insert(steps.end(), 25, 1);
+  steps.push_back(9);
+  steps.insert(steps.end(), 8, 1);
+  steps.push_back(3);
+  steps.insert(steps.end(), 6, 1);
+  int64_t judged = 0;
+  for (std::size_t step = 0; step < steps.size(); ++step) {
+    const std::vector<test::StepResult> results = h.step({1}, {steps[step]});
+    for (int32_t l = 0; l < o.n_layers; ++l) {
+      ASSERT_NO_FATAL_FAILURE(model[l].call(results[l].q, steps[step], h.k_history(1, l)));
+      ASSERT_NO_FATAL_FAILURE(model[l].expect_equal(view_store(h.runtime(), 1, l), fmt::format("step {} layer {}", step, l), &judged));
+    }
+  }
+  EXPECT_GT(judged, 0);
+  // Selection was real: S held some of the store, not all of it.
+  for (const MethodModel& m : model) {
+    EXPECT_GT(m.selected(), 0);
+    EXPECT_LT(m.selected(), m.store_size() * o.n_kv_heads);
+  }
 }
 
 }  // namespace
