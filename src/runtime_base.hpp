@@ -104,7 +104,6 @@ class RuntimeBase : public Runtime {
   /// An error met by a call's host side after the call returned, for the next call that waits for
   /// that side. The first is kept, but one that stays replaces one reported only once.
   void report_later(Status s) const;
-  static Status reported_by(const std::string& call, const Status& s);
   /// That error. Memory running out is reported once (then cleared): the stores are as they were
   /// left (entries that could not be selected are kept unselected), and the caller must be able to
   /// go on, or release sequences to make room. Any other error stays: what follows it cannot be
@@ -112,6 +111,8 @@ class RuntimeBase : public Runtime {
   Status deferred_error() const;
   /// `s` (drain()'s or deferred_error()'s) as the call that met it reports it, that call named by
   /// `call` ("attention: layer {}"): it did nothing else. Memory that ran out says what to do.
+  static Status reported_by(const std::string& call, const Status& s);
+  /// reported_by() with the call's name formatted only on an error (attention passes here each call).
   template <typename... Args>
   static Status reported_as(Status s, fmt::format_string<Args...> call, Args&&... args) noexcept {
     if (s) return s;

@@ -209,9 +209,10 @@ struct Options {
 /// "overflow_cpu_gbps", "overflow_cpu_row_gbps", "overflow_h2d_gbps", "overflow_gpu_gbps",
 /// "overflow_gpu_row_gbps", "overflow_window_gbps" (numbers ≥ 0; hgca-tune writes the first), and
 /// "tuned_on" (an object describing the measurement; where its "nodes", "cores" or "isa_auto_is"
-/// differ from this machine's, the file loads with a warning on stderr, once). Any other key, a wrong type or an
-/// out-of-range value is an error (kInvalidArgument) naming the file, the key, the value and what
-/// was expected, and a file that cannot be opened is kNotFound; `*inout` is then left as it was.
+/// differ from this machine's, the file loads with a warning on stderr, once). Any other key, a
+/// wrong type or an out-of-range value is an error (kInvalidArgument) naming the file, the key, the
+/// value and what was expected, and a file that cannot be opened is kNotFound; `*inout` is then
+/// left as it was.
 /// ("heads_per_task" is refused with a pointer to max_packed_heads: it is the method's padding,
 /// not a tuned field, and files of earlier hgca-tune versions used that name for the packing.) Whether this CPU has the `isa` named is checked by Runtime::create.
 ///
