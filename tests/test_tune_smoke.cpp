@@ -129,6 +129,9 @@ TEST(HgcaTune, BadFlagsAreNamed) {
       {"--out ''", "--out: expected a file path, got \"\""},  // the sweep ran and wrote nothing
       {"--svg ''", "--svg: expected a file path, got \"\""},
       {"--out -", "--out: expected a file path, got - (name /dev/stdout"},  // it wrote a file named "-"
+      {"--threads 1,,2", "--threads: expected values separated by ',', got 1,,2 (an empty element)"},
+      {"--kv-split=0,", "--kv-split: expected values separated by ','"},  // CLI11 dropped the empty one
+      {"--placement auto ,balanced", "--placement: expected values separated by ',', got ,balanced"},
   };
   for (const auto& [flags, expected] : cases) {
     int status = -1;

@@ -16,6 +16,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -146,9 +147,38 @@ inline void add_version_flag(CLI::App& app) {
                        "print the version and exit");
 }
 
+/// A value of a list option (one with a delimiter) in argv that has an empty element ("1,,2",
+/// "4,"): CLI11 drops those before any validator sees the value, so a typo would pass unseen.
+/// Returns "--flag: …" naming it, or "".
+inline std::string empty_list_element(const CLI::App& app, int argc, char** argv) {
+  for (const CLI::Option* opt : app.get_options()) {
+    const char delimiter = opt->get_delimiter();
+    if (delimiter == '\0') continue;
+    for (const std::string& name : opt->get_lnames()) {
+      const std::string flag = "--" + name;
+      for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        std::vector<std::string_view> values;  // --flag=a,b or --flag a,b c
+        if (arg.starts_with(flag + "=")) values.push_back(arg.substr(flag.size() + 1));
+        if (arg == flag) {
+          for (int j = i + 1; j < argc && !std::string_view(argv[j]).starts_with("-"); ++j) values.push_back(argv[j]);
+        }
+        for (std::string_view v : values) {
+          const std::string pair{delimiter, delimiter};
+          if (v.starts_with(delimiter) || v.ends_with(delimiter) || v.find(pair) != std::string_view::npos) {
+            return fmt::format("{}: expected values separated by '{}', got {} (an empty element)", flag, delimiter, v);
+          }
+        }
+      }
+    }
+  }
+  return {};
+}
+
 /// Parses the command line. Returns nullopt to go on; otherwise the status to exit with: 0 after
 /// --help, usage_error's after a usage error.
 inline std::optional<int> parse(CLI::App& app, int argc, char** argv) {
+  if (const std::string e = empty_list_element(app, argc, argv); !e.empty()) return usage_error(app, e);
   try {
     app.parse(argc, argv);
     return std::nullopt;
