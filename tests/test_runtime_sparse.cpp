@@ -48,20 +48,22 @@ struct StoreView {
   std::vector<std::vector<uint32_t>> context;
 };
 
-/// The DRAM store of (id, layer) once the runtime's work so far has run.
-const kvmgr::DramStore& view_store(Runtime& rt, SeqId id, int32_t layer) {
+/// The DRAM store of (id, layer) once the runtime's work so far has run; null (and a failure) if
+/// the runtime reports an error.
+const kvmgr::DramStore* view_store(Runtime& rt, SeqId id, int32_t layer) {
   const kvmgr::DramStore* store = nullptr;
   const Status s = dynamic_cast<RuntimeBase&>(rt).store(id, layer, &store);
   if (!s) ADD_FAILURE() << s.message();
-  return *store;
+  return s ? store : nullptr;
 }
 
 StoreView view(Runtime& rt, SeqId id, int32_t layer) {
-  const kvmgr::DramStore& store = view_store(rt, id, layer);
   StoreView v;
-  v.size = store.size();
-  for (int32_t h = 0; h < store.n_kv_heads(); ++h) {
-    const auto& idx = store.store(h).context.indices;
+  const kvmgr::DramStore* store = view_store(rt, id, layer);
+  if (!store) return v;
+  v.size = store->size();
+  for (int32_t h = 0; h < store->n_kv_heads(); ++h) {
+    const auto& idx = store->store(h).context.indices;
     v.context.emplace_back(idx.begin(), idx.end());
   }
   return v;
@@ -120,6 +122,7 @@ TEST(SparseMethod, OutputIsAttentionOverSAndTheWindow) {
         const std::vector<double>& k = h.k_history(ids[i], l);
         const int64_t len = static_cast<int64_t>(k.size()) / (o.n_kv_heads * o.head_dim);
         const StoreView& b = before[{ids[i], l}];
+        ASSERT_EQ(b.context.size(), static_cast<std::size_t>(o.n_kv_heads));
         for (const auto& set : b.context) {
           sparse_calls += !set.empty() && static_cast<int64_t>(set.size()) < b.size;
         }
@@ -157,6 +160,8 @@ TEST(SparseMethod, ReevaluationSelectsWhatTheAppendedQueriesWeigh) {
     const int64_t m0 = before[l].size;  // the store the re-evaluation judges: as it was before the call
     ASSERT_GT(m0, 0);
     const StoreView after = view(h.runtime(), 1, l);
+    ASSERT_EQ(after.context.size(), static_cast<std::size_t>(hkv));
+    ASSERT_EQ(before[l].context.size(), static_cast<std::size_t>(hkv));
     const std::vector<double>& k_hist = h.k_history(1, l);
     for (int32_t kh = 0; kh < hkv; ++kh) {
       std::vector<double> q, k;
@@ -303,7 +308,9 @@ TEST(SparseMethod, MawAndSelectionFollowTheFp64Method) {
     const std::vector<test::StepResult> results = h.step({1}, {steps[step]});
     for (int32_t l = 0; l < o.n_layers; ++l) {
       ASSERT_NO_FATAL_FAILURE(model[l].call(results[l].q, steps[step], h.k_history(1, l)));
-      ASSERT_NO_FATAL_FAILURE(model[l].expect_equal(view_store(h.runtime(), 1, l), fmt::format("step {} layer {}", step, l), &judged));
+      const kvmgr::DramStore* store = view_store(h.runtime(), 1, l);
+      ASSERT_NE(store, nullptr);
+      ASSERT_NO_FATAL_FAILURE(model[l].expect_equal(*store, fmt::format("step {} layer {}", step, l), &judged));
     }
   }
   EXPECT_GT(judged, 0);
