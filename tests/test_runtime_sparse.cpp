@@ -194,9 +194,11 @@ TEST(SparseMethod, ReevaluationSelectsWhatTheAppendedQueriesWeigh) {
 /// each call tracks the MAW of the window's entries ((1 − alpha)·maw + alpha·a, a new entry starting
 /// at its first a; a = the dense softmax weight over window ∪ new, causal, mean over the rows, max
 /// over the group), evicts the fewest whole blocks that make room (oldest first, with n_ref = the
-/// keys that softmax covered), admits each evicted entry with maw > beta / n_ref (min_keep 0 here),
-/// and after an append of ≥ reeval_min_tokens re-evaluates the store as it was before the call:
-/// the appended queries' weights over it become its MAW (n_ref = its size) and S is chosen anew.
+/// keys that softmax covered), admits each evicted entry with maw > beta / n_ref, tops S up to
+/// min_keep with the entries of highest maw · n_ref (ties: the older), and pads the KV heads of one
+/// task (heads_per_task) to the longest S among them the same way (HGCA §3.3). After an append of
+/// ≥ reeval_min_tokens it re-evaluates the store as it was before the call: the appended queries'
+/// weights over it become its MAW (n_ref = its size) and S is chosen anew.
 class MethodModel {
  public:
   explicit MethodModel(const Options& o) : o_(o), heads_(static_cast<std::size_t>(o.n_kv_heads)) {}
@@ -204,7 +206,7 @@ class MethodModel {
   /// One call: the n new rows' queries q [n, Hq, D]; k_hist [len, Hkv, D] holds the new tokens last.
   void call(const std::vector<double>& q, int64_t n, const std::vector<double>& k_hist) {
     const int32_t hq = o_.n_q_heads, hkv = o_.n_kv_heads, d = o_.head_dim, g = hq / hkv;
-    const double sm_scale = 1.0 / std::sqrt(double(d)), alpha = o_.alpha, beta = o_.beta;
+    const double sm_scale = 1.0 / std::sqrt(double(d)), alpha = o_.alpha;
     const int64_t w = window_, m = store_, capacity = int64_t{o_.window_blocks} * o_.block_tokens;
     ASSERT_EQ(static_cast<int64_t>(k_hist.size()) / (hkv * d), m + w + n);
     const int64_t over = w + n - capacity;
@@ -212,6 +214,7 @@ class MethodModel {
     const bool reevaluate = n >= o_.reeval_min_tokens && m > 0;
     for (int32_t h = 0; h < hkv; ++h) {
       Head& head = heads_[static_cast<std::size_t>(h)];
+      head.ambiguous.assign(head.maw.size() + static_cast<std::size_t>(evict), false);
       std::vector<double> qh;
       for (int64_t r = 0; r < n; ++r) {
         qh.insert(qh.end(), q.begin() + (r * hq + h * g) * d, q.begin() + (r * hq + h * g + g) * d);
@@ -229,7 +232,7 @@ class MethodModel {
       for (int64_t i = 0; i < evict; ++i) {
         head.maw.push_back(head.window[i]);
         head.n_ref.push_back(w + n);
-        head.in_s.push_back(head.maw.back() > beta / double(w + n));
+        head.in_s.push_back(false);
       }
       head.window.erase(head.window.begin(), head.window.begin() + evict);
       if (reevaluate) {
@@ -238,17 +241,19 @@ class MethodModel {
           head.maw[j] = weights[j];
           head.n_ref[j] = m;
         }
-        for (std::size_t j = 0; j < head.maw.size(); ++j) head.in_s[j] = head.maw[j] > beta / double(head.n_ref[j]);
+        std::fill(head.in_s.begin(), head.in_s.end(), false);
       }
     }
+    // A commit judges the entries it brings; a re-evaluation judges every entry afresh.
+    if (evict > 0 || reevaluate) select(reevaluate ? 0 : m);
     window_ = w + n - evict;
     store_ = m + evict;
   }
 
   /// The runtime's store against the model: the same entries, each one's MAW (fp32 against fp64:
-  /// 1e-4 relative) and n_ref, and S. An entry whose MAW is within 1e-4 of the threshold may fall
-  /// either way in fp32: the model takes the runtime's decision for it. Adds the entries judged to
-  /// `*judged`. Fatal on the first difference.
+  /// 1e-4 relative) and n_ref, and S. An entry within 1e-4 of the threshold, or of the cut of a
+  /// top-up, may fall either way in fp32: the model takes the runtime's decision for it. Adds the
+  /// entries judged to `*judged`. Fatal on the first difference.
   void expect_equal(const kvmgr::DramStore& store, const std::string& where, int64_t* judged) {
     ASSERT_EQ(store.size(), store_) << where;
     for (int32_t h = 0; h < o_.n_kv_heads; ++h) {
@@ -259,7 +264,7 @@ class MethodModel {
         ASSERT_NEAR(rt.maw[j], maw, 1e-4 * std::max(maw, 1e-3)) << where << " KV head " << h << " entry " << j;
         ASSERT_EQ(rt.n_ref[j], head.n_ref[j]) << where << " KV head " << h << " entry " << j;
         const bool in_s = j < static_cast<int64_t>(rt.context.member.size()) && rt.context.member[j];
-        if (std::abs(maw * double(head.n_ref[j]) / o_.beta - 1.0) < 1e-4) {
+        if (j < static_cast<int64_t>(head.ambiguous.size()) && head.ambiguous[j]) {
           head.in_s[j] = in_s;
           continue;
         }
@@ -276,6 +281,8 @@ class MethodModel {
     for (const Head& head : heads_) n += std::count(head.in_s.begin(), head.in_s.end(), true);
     return n;
   }
+  /// Entries of S that no threshold admitted: min_keep's and the padding's.
+  int64_t topped_up() const { return topped_up_; }
 
  private:
   struct Head {
@@ -283,15 +290,70 @@ class MethodModel {
     std::vector<double> maw;     // the store's entries
     std::vector<int64_t> n_ref;
     std::vector<bool> in_s;
+    std::vector<bool> ambiguous;  // this call's decisions that fp32 may take the other way
+    int64_t size() const { return std::count(in_s.begin(), in_s.end(), true); }
   };
+
+  static bool near(double a, double b) { return std::abs(a - b) <= 1e-4 * std::max(std::abs(a), std::abs(b)); }
+
+  void select(int64_t from) {
+    const int32_t run = std::max(o_.heads_per_task, 1);
+    for (int32_t first = 0; first < o_.n_kv_heads; first += run) {
+      const int32_t last = std::min(o_.n_kv_heads, first + run);
+      int64_t target = 0;
+      for (int32_t h = first; h < last; ++h) {
+        Head& head = heads_[static_cast<std::size_t>(h)];
+        for (std::size_t j = static_cast<std::size_t>(from); j < head.maw.size(); ++j) {
+          const double relative = head.maw[j] * double(head.n_ref[j]);
+          if (relative > o_.beta) head.in_s[j] = true;
+          if (near(relative, o_.beta)) head.ambiguous[j] = true;
+        }
+        top_up(head, o_.min_keep);
+        target = std::max(target, head.size());
+      }
+      for (int32_t h = first; h < last; ++h) top_up(heads_[static_cast<std::size_t>(h)], target);
+    }
+  }
+
+  /// Adds the non-members of highest maw · n_ref (ties: the older) until S holds min(target, size).
+  void top_up(Head& head, int64_t target) {
+    const int64_t need = std::min<int64_t>(target, static_cast<int64_t>(head.maw.size())) - head.size();
+    if (need <= 0) return;
+    std::vector<std::size_t> candidates;
+    for (std::size_t j = 0; j < head.maw.size(); ++j) {
+      if (!head.in_s[j]) candidates.push_back(j);
+    }
+    const auto relative = [&](std::size_t j) { return head.maw[j] * double(head.n_ref[j]); };
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [&](std::size_t x, std::size_t y) { return relative(x) > relative(y); });
+    for (int64_t i = 0; i < need; ++i) head.in_s[candidates[i]] = true;
+    topped_up_ += need;
+    // Near the cut (the last taken, the first left) fp32 may order them otherwise.
+    if (need < static_cast<int64_t>(candidates.size())) {
+      const double taken = relative(candidates[need - 1]), left = relative(candidates[need]);
+      for (std::size_t j : candidates) {
+        if (near(relative(j), taken) || near(relative(j), left)) head.ambiguous[j] = near(taken, left) || head.ambiguous[j];
+      }
+    }
+  }
+
   Options o_;
   std::vector<Head> heads_;
-  int64_t window_ = 0, store_ = 0;
+  int64_t window_ = 0, store_ = 0, topped_up_ = 0;
 };
 
-TEST(SparseMethod, MawAndSelectionFollowTheFp64Method) {
+struct ModelCase {
+  int32_t min_keep, heads_per_task;
+};
+
+class SparseMethodModel : public ::testing::TestWithParam<ModelCase> {};
+
+TEST_P(SparseMethodModel, MawAndSelectionFollowTheFp64Method) {
   Options o = sparse_options();
   o.alpha = 0.3f;
+  o.n_kv_heads = 4;  // G = 2; two tasks of two heads when padded
+  o.min_keep = GetParam().min_keep;
+  o.heads_per_task = GetParam().heads_per_task;
   test::Harness h(o, 21);
   h.add(1);
   std::vector<MethodModel> model(static_cast<std::size_t>(o.n_layers), MethodModel(o));
@@ -314,12 +376,22 @@ TEST(SparseMethod, MawAndSelectionFollowTheFp64Method) {
     }
   }
   EXPECT_GT(judged, 0);
-  // Selection was real: S held some of the store, not all of it.
   for (const MethodModel& m : model) {
+    // Selection was real: S held some of the store, not all of it.
     EXPECT_GT(m.selected(), 0);
     EXPECT_LT(m.selected(), m.store_size() * o.n_kv_heads);
+    // min_keep and the padding had work to do where they are on.
+    if (o.min_keep > 0 || o.heads_per_task > 1) {
+      EXPECT_GT(m.topped_up(), 0);
+    }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Cases, SparseMethodModel,
+                         ::testing::Values(ModelCase{0, 1}, ModelCase{24, 1}, ModelCase{0, 2}, ModelCase{2, 2}),
+                         [](const ::testing::TestParamInfo<ModelCase>& c) {
+                           return fmt::format("min_keep_{}_heads_per_task_{}", c.param.min_keep, c.param.heads_per_task);
+                         });
 
 }  // namespace
 }  // namespace hgca
