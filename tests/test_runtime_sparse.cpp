@@ -328,11 +328,11 @@ class MethodModel {
                      [&](std::size_t x, std::size_t y) { return relative(x) > relative(y); });
     for (int64_t i = 0; i < need; ++i) head.in_s[candidates[i]] = true;
     topped_up_ += need;
-    // Near the cut (the last taken, the first left) fp32 may order them otherwise.
+    // Where the last taken and the first left nearly tie, fp32 may order the entries at the cut otherwise.
     if (need < static_cast<int64_t>(candidates.size())) {
       const double taken = relative(candidates[need - 1]), left = relative(candidates[need]);
       for (std::size_t j : candidates) {
-        if (near(relative(j), taken) || near(relative(j), left)) head.ambiguous[j] = near(taken, left) || head.ambiguous[j];
+        if (near(taken, left) && (near(relative(j), taken) || near(relative(j), left))) head.ambiguous[j] = true;
       }
     }
   }
