@@ -69,6 +69,32 @@ StoreView view(Runtime& rt, SeqId id, int32_t layer) {
   return v;
 }
 
+/// KV head h's rows of a token-major history [len, Hkv, D] at `tokens`, as [tokens, D].
+std::vector<double> head_rows(const std::vector<double>& hist, int32_t hkv, int32_t d, int32_t h,
+                              const std::vector<int64_t>& tokens) {
+  std::vector<double> rows;
+  for (int64_t j : tokens) {
+    rows.insert(rows.end(), hist.begin() + (j * hkv + h) * d, hist.begin() + (j * hkv + h + 1) * d);
+  }
+  return rows;
+}
+
+/// The positions [from, to).
+std::vector<int64_t> positions(int64_t from, int64_t to) {
+  std::vector<int64_t> p;
+  for (int64_t j = from; j < to; ++j) p.push_back(j);
+  return p;
+}
+
+/// The query rows of KV head h's group (G = hq / hkv heads) in q [n, Hq, D], as [n, G, D].
+std::vector<double> group_rows(const std::vector<double>& q, int64_t n, int32_t hq, int32_t g, int32_t d, int32_t h) {
+  std::vector<double> rows;
+  for (int64_t r = 0; r < n; ++r) {
+    rows.insert(rows.end(), q.begin() + (r * hq + h * g) * d, q.begin() + (r * hq + h * g + g) * d);
+  }
+  return rows;
+}
+
 /// fp64 output [n, Hq, D] and LSE [n, Hq] of a sequence's n new rows `q` (the history's last n,
 /// of len) over S (per KV head) and the history from m on, causally.
 void method_reference(const std::vector<double>& q, int64_t n, const std::vector<double>& k_hist,
@@ -83,13 +109,10 @@ void method_reference(const std::vector<double>& q, int64_t n, const std::vector
     for (int32_t h = 0; h < hkv; ++h) {
       std::vector<int64_t> keys(before.context[h].begin(), before.context[h].end());
       for (int64_t j = before.size; j <= p; ++j) keys.push_back(j);
-      std::vector<double> k, v, qg(q.begin() + (r * hq + h * g) * d, q.begin() + (r * hq + h * g + g) * d), o_set,
-          lse_set;
-      for (int64_t j : keys) {
-        k.insert(k.end(), k_hist.begin() + (j * hkv + h) * d, k_hist.begin() + (j * hkv + h + 1) * d);
-        v.insert(v.end(), v_hist.begin() + (j * hkv + h) * d, v_hist.begin() + (j * hkv + h + 1) * d);
-      }
-      ref::attention_over_set(qg, 1, g, k, v, static_cast<int64_t>(keys.size()), d, sm_scale, o_set, lse_set);
+      const std::vector<double> qg(q.begin() + (r * hq + h * g) * d, q.begin() + (r * hq + h * g + g) * d);
+      std::vector<double> o_set, lse_set;
+      ref::attention_over_set(qg, 1, g, head_rows(k_hist, hkv, d, h, keys), head_rows(v_hist, hkv, d, h, keys),
+                              static_cast<int64_t>(keys.size()), d, sm_scale, o_set, lse_set);
       std::copy(o_set.begin(), o_set.end(), out.begin() + (r * hq + h * g) * d);
       std::copy(lse_set.begin(), lse_set.end(), lse.begin() + r * hq + h * g);
     }
@@ -164,14 +187,9 @@ TEST(SparseMethod, ReevaluationSelectsWhatTheAppendedQueriesWeigh) {
     ASSERT_EQ(before[l].context.size(), static_cast<std::size_t>(hkv));
     const std::vector<double>& k_hist = h.k_history(1, l);
     for (int32_t kh = 0; kh < hkv; ++kh) {
-      std::vector<double> q, k;
-      for (int32_t r = 0; r < n; ++r) {
-        q.insert(q.end(), results[l].q.begin() + (r * hq + kh * g) * d, results[l].q.begin() + (r * hq + kh * g + g) * d);
-      }
-      for (int64_t j = 0; j < m0; ++j) {
-        k.insert(k.end(), k_hist.begin() + (j * hkv + kh) * d, k_hist.begin() + (j * hkv + kh + 1) * d);
-      }
-      const std::vector<double> a = ref::maw_observation(q, n, g, k, m0, d, 1.0 / std::sqrt(double(d)), -1);
+      const std::vector<double> a = ref::maw_observation(group_rows(results[l].q, n, hq, g, d, kh), n, g,
+                                                         head_rows(k_hist, hkv, d, kh, positions(0, m0)), m0, d,
+                                                         1.0 / std::sqrt(double(d)), -1);
       const std::set<uint32_t> in_s(after.context[kh].begin(), after.context[kh].end());
       const std::set<uint32_t> was(before[l].context[kh].begin(), before[l].context[kh].end());
       for (int64_t j = 0; j < m0; ++j) {
@@ -215,17 +233,8 @@ class MethodModel {
     for (int32_t h = 0; h < hkv; ++h) {
       Head& head = heads_[static_cast<std::size_t>(h)];
       head.ambiguous.assign(head.maw.size() + static_cast<std::size_t>(evict), false);
-      std::vector<double> qh;
-      for (int64_t r = 0; r < n; ++r) {
-        qh.insert(qh.end(), q.begin() + (r * hq + h * g) * d, q.begin() + (r * hq + h * g + g) * d);
-      }
-      const auto keys = [&](int64_t from, int64_t to) {
-        std::vector<double> k;
-        for (int64_t j = from; j < to; ++j) {
-          k.insert(k.end(), k_hist.begin() + (j * hkv + h) * d, k_hist.begin() + (j * hkv + h + 1) * d);
-        }
-        return k;
-      };
+      const std::vector<double> qh = group_rows(q, n, hq, g, d, h);
+      const auto keys = [&](int64_t from, int64_t to) { return head_rows(k_hist, hkv, d, h, positions(from, to)); };
       const std::vector<double> a = ref::maw_observation(qh, n, g, keys(m, m + w + n), w + n, d, sm_scale, w);
       for (int64_t i = 0; i < w; ++i) head.window[i] = (1 - alpha) * head.window[i] + alpha * a[i];
       for (int64_t i = 0; i < n; ++i) head.window.push_back(a[w + i]);
