@@ -206,7 +206,7 @@ class SparseEngineIsa : public ::testing::TestWithParam<std::tuple<SparseIsa, DT
 };
 
 TEST_P(SparseEngineIsa, MatchesReference) {
-  for (int32_t d : {8, 24, 64, 128, 256}) {
+  for (int32_t d : {8, 24, 40, 64, 120, 128, 256}) {  // 40, 120: a partial last chunk of 2W elements
     for (int32_t group : {1, 2, 5, 8}) {
       for (int32_t rows : {1, 3}) {
         const Case& c = get_case(dtype, d, group, rows);
@@ -253,7 +253,7 @@ TEST_P(KeyWeightsIsa, MatchesReference) {
     GTEST_SKIP() << "ISA path " << cpu::to_string(isa) << " skipped: this CPU (or build) lacks it";
   }
   std::mt19937_64 rng(11);
-  for (int32_t d : {8, 24, 64, 128, 256}) {
+  for (int32_t d : {8, 24, 40, 64, 120, 128, 256}) {
     for (int32_t group : {1, 3, 8}) {
       for (int32_t rows : {1, 2, 5}) {
         for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{64}, int64_t{65}, int64_t{700}}) {

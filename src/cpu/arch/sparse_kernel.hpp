@@ -365,8 +365,10 @@ void unit(const UnitParams& p) {
     const T* ka = more ? static_cast<const T*>(runs[r + 1].k) : nullptr;
     const T* va = more ? static_cast<const T*>(runs[r + 1].v) : nullptr;
     const int64_t na = more ? runs[r + 1].n : 0;
-    // The head dims of common models unrolled at compile time; the others loop over chunks.
-    switch (dp) {
+    // The head dims of common models unrolled at compile time; the others loop over chunks. Only
+    // whole chunks (d = dp) take the unrolled code: it reads 2W elements per chunk, so d = 120 there
+    // would read past each row's end (and past the run's last row).
+    switch (d == dp ? dp : 0) {
       case 64: blocks<A, T, 64 / (2 * A::W)>(k, v, n, d, {}, nq, qs, scale, os, ms, ls, ka, va, na); break;
       case 128: blocks<A, T, 128 / (2 * A::W)>(k, v, n, d, {}, nq, qs, scale, os, ms, ls, ka, va, na); break;
       case 256: blocks<A, T, 256 / (2 * A::W)>(k, v, n, d, {}, nq, qs, scale, os, ms, ls, ka, va, na); break;
@@ -474,7 +476,7 @@ void weights(const WeightsParams& p) {
   for (size_t i = 0; i < qd; ++i) qs[i] = 0.0f;
   const float scale = p.sm_scale * kLog2e;
   load_queries<A, T>(p.q, p.q_row_stride, nq, p.group, d, dp, scale, qs);
-  switch (dp) {
+  switch (d == dp ? dp : 0) {  // as in unit()
     case 64: weights_tiles<A, T, 64 / (2 * A::W)>(p, {}, qs, scale, sc, stride); break;
     case 128: weights_tiles<A, T, 128 / (2 * A::W)>(p, {}, qs, scale, sc, stride); break;
     case 256: weights_tiles<A, T, 256 / (2 * A::W)>(p, {}, qs, scale, sc, stride); break;
