@@ -106,11 +106,14 @@ TEST_P(CudaOverflowAlways, ExactAttentionWithEveryContextSetOnTheGpu) {
   EXPECT_GE(st.overflow_rows, st.overflow_items);
 }
 
-// GQA 1, 2, 4, 8 (and MHA), head dims 8 to 128, every dtype.
+// GQA 1, 2, 4, 8 (and MHA), head dims 8 to 200 (40, 120, 200: no kernel's whole vector width),
+// every dtype.
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaOverflowAlways,
                          ::testing::Values(Case{4, 4, 8, DType::kFloat32}, Case{4, 2, 64, DType::kFloat32},
                                            Case{8, 2, 64, DType::kBFloat16}, Case{8, 1, 128, DType::kFloat16},
-                                           Case{16, 2, 64, DType::kFloat32}, Case{2, 2, 128, DType::kBFloat16}),
+                                           Case{16, 2, 64, DType::kFloat32}, Case{2, 2, 128, DType::kBFloat16},
+                                           Case{8, 2, 40, DType::kBFloat16}, Case{4, 1, 120, DType::kFloat16},
+                                           Case{2, 1, 200, DType::kFloat32}),
                          name);
 
 /// Runs the same steps (same seeds) on two runtimes whose options differ only in the policy, checks
