@@ -8,11 +8,14 @@
 // failure once a call's first host function is being launched may instead stop the runtime
 // (kInternal, as hgca.hpp documents): that runtime is then given up, not checked.
 #include <dlfcn.h>
+#include <execinfo.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <new>
@@ -37,6 +40,17 @@ bool chosen() {
   }
   return c == 0;
 }
+
+/// A failure that escapes (std::terminate) prints where it was thrown: the stack is not unwound
+/// when no handler is found (addr2line -e <this program> <+offset> names the frames).
+[[maybe_unused]] const auto g_where = std::set_terminate([] {
+  void* frames[48];
+  const int n = backtrace(frames, 48);
+  static const char kHead[] = "hgca_alloc_tests: terminate; the stack where it was called:\n";
+  (void)!write(2, kHead, sizeof kHead - 1);
+  backtrace_symbols_fd(frames, n, 2);
+  std::abort();
+});
 }  // namespace
 
 void* operator new(std::size_t n) {
