@@ -2,13 +2,17 @@
 // its schedule: identical bits at every thread count, split and packed tasks, several arenas.
 #include <gtest/gtest.h>
 #include <oneapi/tbb/task_arena.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <new>
 #include <random>
 #include <thread>
 #include <tuple>
@@ -420,6 +424,43 @@ TEST(SparseEngine, RejectsBadArguments) {
   it.segments = nullptr;
   ASSERT_TRUE(engine.attend(DType::kBFloat16, 1, 64, 1.0f, {&it, 1}, arena).is_ok());
   EXPECT_TRUE(std::isinf(lse[0]) && lse[0] < 0);
+}
+
+// A kernel's per-thread scratch that cannot be had is std::bad_alloc (the runtime's call then fails
+// with kOutOfMemory, as for any allocation), not the end of the process: 2^20 rows of a group of 8
+// at D = 256 want 16 GiB of scratch, refused under an address-space limit (which overcommit does
+// not lift); the queries are not read once it is refused.
+TEST(SparseEngine, ScratchThatCannotBeHadIsBadAlloc) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "skipped under AddressSanitizer: its shadow memory does not fit an address-space limit";
+#else
+  long pages = 0;
+  std::ifstream("/proc/self/statm") >> pages;
+  ASSERT_GT(pages, 0);
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &old), 0);
+  rlimit limit = old;
+  limit.rlim_cur = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (rlim_t{4} << 30);
+  if (old.rlim_cur != RLIM_INFINITY && old.rlim_cur < limit.rlim_cur) limit.rlim_cur = old.rlim_cur;
+  std::vector<uint16_t> kv(16 * 256);
+  float o[1], lse[1];
+  uint16_t q[1] = {};
+  for (SparseIsa isa : {SparseIsa::kPortable, SparseIsa::kAvx2, SparseIsa::kAvx512, SparseIsa::kAvx512Bf16}) {
+    if (!cpu::isa_supported(isa)) continue;
+    const SparseEngine engine(SparseEngineConfig{isa, 0, 0});
+    tbb::task_arena arena(1);
+    SparseItem it{kv.data(), kv.data(), 16, q, 8 * 256, 1 << 20, o, 8 * 256, lse, 8, 0};
+    ASSERT_EQ(setrlimit(RLIMIT_AS, &limit), 0);
+    bool threw = false;
+    try {
+      (void)engine.attend(DType::kBFloat16, 8, 256, 1.0f, {&it, 1}, arena);
+    } catch (const std::bad_alloc&) {
+      threw = true;
+    }
+    ASSERT_EQ(setrlimit(RLIMIT_AS, &old), 0);
+    EXPECT_TRUE(threw) << cpu::to_string(isa);
+  }
+#endif
 }
 
 }  // namespace

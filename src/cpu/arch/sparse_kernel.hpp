@@ -25,6 +25,7 @@
 #include <stdlib.h>
 
 #include <cstdint>
+#include <new>
 
 #include "cpu/arch/sparse_arch.hpp"
 
@@ -46,10 +47,12 @@ struct Scratch {
   ~Scratch() { free(data); }
   float* get(size_t n) {
     if (n > size) {
+      const size_t want = (n + 1023) / 1024 * 1024;
+      auto* grown = static_cast<float*>(aligned_alloc(64, want * sizeof(float)));
+      if (!grown) throw std::bad_alloc();  // the call fails with kOutOfMemory; this buffer stays
       free(data);
-      size = (n + 1023) / 1024 * 1024;
-      data = static_cast<float*>(aligned_alloc(64, size * sizeof(float)));
-      if (!data) abort();
+      data = grown;
+      size = want;
     }
     return data;
   }
@@ -291,8 +294,8 @@ void blocks(const T* k, const T* v, int64_t n, int32_t d, Chunks<NC> ch, int32_t
     const int64_t ahead = left > 0 ? left : n_after;
     int32_t n_next = static_cast<int32_t>(ahead < bk ? ahead : bk);  // prefetched by the first tile
     for (int32_t q0 = 0; q0 < nq; q0 += kMaxTile) {
-      const float* qb = qs + q0 * dp;
-      float* ob = os + q0 * dp;
+      const float* qb = qs + static_cast<int64_t>(q0) * dp;  // q0 · dp passes 2^31 at ~2M-row appends
+      float* ob = os + static_cast<int64_t>(q0) * dp;
       float* m = ms + q0;
       float* l = ls + q0;
       switch (nq - q0 < kMaxTile ? nq - q0 : kMaxTile) {
@@ -321,10 +324,10 @@ void load_queries(const void* q, int64_t q_row_stride, int32_t nq, int32_t group
   for (int32_t i = 0; i < nq; ++i) {
     const T* src = q_in + (i / group) * q_row_stride + (i % group) * d;
     if constexpr (A::template kDotBf16<T>) {
-      auto* dst = reinterpret_cast<T*>(qs + i * dp);
+      auto* dst = reinterpret_cast<T*>(qs + static_cast<int64_t>(i) * dp);
       for (int32_t e = 0; e < d; ++e) dst[e] = src[e];
     } else {
-      for (int32_t e = 0; e < d; ++e) qs[i * dp + pos<A, T>(e)] = A::to_float(src[e]) * scale;
+      for (int32_t e = 0; e < d; ++e) qs[static_cast<int64_t>(i) * dp + pos<A, T>(e)] = A::to_float(src[e]) * scale;
     }
   }
 }
@@ -378,7 +381,7 @@ void unit(const UnitParams& p) {
   for (int32_t q = 0; q < nq; ++q) {
     const float inv = 1.0f / ls[q];
     float* dst = out_o(q);
-    const float* src = os + q * dp;
+    const float* src = os + static_cast<int64_t>(q) * dp;
     for (int32_t i = 0; i < d; ++i) dst[i] = src[pos<A, T>(i)] * inv;
     out_lse(q) = (ms[q] + log2f(ls[q])) * kLn2;  // base 2 inside, natural log at the edge
   }
@@ -448,7 +451,7 @@ void weights_tiles(const WeightsParams& p, Chunks<NC> ch, const float* qs, float
   const int32_t dp = ch.count() * 2 * A::W;
   const int32_t tail = p.head_dim - (ch.count() - 1) * 2 * A::W;
   for (int32_t q0 = 0; q0 < nq; q0 += kMaxTile) {
-    const float* qb = qs + q0 * dp;
+    const float* qb = qs + static_cast<int64_t>(q0) * dp;
     switch (nq - q0 < kMaxTile ? nq - q0 : kMaxTile) {
       case 1: weights_tile<A, T, NC, 1>(p, ch, tail, qb, scale, q0, sc, stride); break;
       case 2: weights_tile<A, T, NC, 2>(p, ch, tail, qb, scale, q0, sc, stride); break;
