@@ -1,5 +1,7 @@
 // The CPU engine's sparse attention against DRAM: GB/s over the selected K+V bytes next to a
-// streaming read of the same size on the same arena in the same run, per ISA and dtype; load balance
+// streaming read of the same size on the same arena in the same run (best of 5 before the row:
+// ratio_to_dram; and one read between every two steps, each step over the faster read beside it:
+// ratio_paired_median/min), per ISA and dtype; load balance
 // with per-head selected lengths from 1 % to 30 % (slowest worker's busy time over the mean); append
 // (n_rows > 1) against an OpenBLAS sgemm formulation of the same attention; the balance workload
 // once more with each context set read as the runtime's context caches hold it, in segments.
@@ -279,16 +281,29 @@ void run_engine(benchmark::State& state, const std::vector<int64_t>& lengths, in
     return;
   }
   SparseEngineStats st;
-  double seconds = 0.0;
-  const double c0 = process_cpu_seconds();
+  double seconds = 0.0, cpu_seconds = 0.0;
+  // Each step is paired with the read just before and just after it (one rep each, outside the
+  // step's time): on a host whose bandwidth moves between states (the dev VM's read ran 35 or
+  // 60 GB/s from one second to the next), the ratio to a read taken once before the row compares
+  // two states. A pair's ratio is over the faster of its two reads.
+  std::vector<double> paired;
+  double read_before = dram_read_gbps(arena, w.kv_bytes, 1).wall;
   for (auto _ : state) {
+    const double c0 = process_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     benchmark::DoNotOptimize(engine.attend(dtype, kGroup, kHeadDim, scale, w.items, arena, &st).is_ok());
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    cpu_seconds += process_cpu_seconds() - c0;
     state.SetIterationTime(s);
     seconds += s;
+    const double read_after = dram_read_gbps(arena, w.kv_bytes, 1).wall;
+    paired.push_back(static_cast<double>(w.kv_bytes) / s / 1e9 / std::max(read_before, read_after));
+    read_before = read_after;
   }
-  report(state, w, seconds, process_cpu_seconds() - c0, threads, dram, st);
+  report(state, w, seconds, cpu_seconds, threads, dram, st);
+  std::sort(paired.begin(), paired.end());
+  state.counters["ratio_paired_median"] = paired[paired.size() / 2];
+  state.counters["ratio_paired_min"] = paired.front();
   state.SetLabel(std::string(hgca::cpu::to_string(engine.isa())) + " " + hgca::to_string(dtype) + " threads=" + std::to_string(threads));
 }
 
