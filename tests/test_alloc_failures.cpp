@@ -37,7 +37,7 @@ std::atomic<long> g_countdown{-1};  // -1: no failure armed
 
 /// Whether code at `caller` is oneTBB's own (its scheduler's bookkeeping, on any of its threads). A
 /// failure there is not hgca's to handle: on a worker's own stack oneTBB ends the process (seen
-/// once in ~15 runs on a 16-core host, the stack in libtbb from start_thread; session 44, call 2).
+/// in 1 of 15 runs on a 16-core host, the stack in libtbb from start_thread; session 44, call 2).
 bool in_tbb(const void* caller) {
   Dl_info info;
   return dladdr(caller, &info) != 0 && info.dli_fname && std::strstr(info.dli_fname, "libtbb");
@@ -52,8 +52,9 @@ bool chosen(const void* caller) {
   return c == 0;
 }
 
-/// A failure that escapes (std::terminate) prints where it was thrown: the stack is not unwound
-/// when no handler is found (addr2line -e <this program> <+offset> names the frames).
+/// A failure that escapes prints the stack std::terminate was called on: where it was thrown when
+/// no handler was found, or where unwinding met a noexcept frame (addr2line -e <this program>
+/// <+offset> names this program's frames).
 [[maybe_unused]] const auto g_where = std::set_terminate([] {
   void* frames[48];
   const int n = backtrace(frames, 48);
