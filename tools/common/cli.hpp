@@ -154,6 +154,7 @@ inline std::string empty_list_element(const CLI::App& app, int argc, char** argv
   for (const CLI::Option* opt : app.get_options()) {
     const char delimiter = opt->get_delimiter();
     if (delimiter == '\0') continue;
+    const std::string pair{delimiter, delimiter};
     for (const std::string& name : opt->get_lnames()) {
       const std::string flag = "--" + name;
       for (int i = 1; i < argc; ++i) {
@@ -164,7 +165,6 @@ inline std::string empty_list_element(const CLI::App& app, int argc, char** argv
           for (int j = i + 1; j < argc && !std::string_view(argv[j]).starts_with("-"); ++j) values.push_back(argv[j]);
         }
         for (std::string_view v : values) {
-          const std::string pair{delimiter, delimiter};
           if (v.starts_with(delimiter) || v.ends_with(delimiter) || v.find(pair) != std::string_view::npos) {
             return fmt::format("{}: expected values separated by '{}', got {} (an empty element)", flag, delimiter, v);
           }
