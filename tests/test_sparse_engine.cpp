@@ -117,7 +117,8 @@ struct Segmented {
 };
 
 /// One engine call over the case's items: contiguous, or (segment_rows > 0) in segments.
-Result run(const Case& c, const SparseEngine& engine, tbb::task_arena& arena, int64_t segment_rows = 0) {
+Result run(const Case& c, const SparseEngine& engine, tbb::task_arena& arena, int64_t segment_rows = 0,
+           cpu::SparseEngineStats* stats = nullptr) {
   Result r;
   std::vector<SparseItem> items;
   std::vector<std::unique_ptr<Segmented>> segmented;
@@ -147,7 +148,7 @@ Result run(const Case& c, const SparseEngine& engine, tbb::task_arena& arena, in
     }
     items.push_back(it);
   }
-  const Status s = engine.attend(c.dtype, c.group, c.d, c.sm_scale, items, arena);
+  const Status s = engine.attend(c.dtype, c.group, c.d, c.sm_scale, items, arena, stats);
   EXPECT_TRUE(s.is_ok()) << s.message();
   return r;
 }
@@ -352,6 +353,37 @@ TEST(SparseEngine, SplitAndPackedTasksMatchReference) {
   }
 }
 
+// An append's many query rows are cut into blocks of rows before its keys are cut: a block attends
+// all keys and writes its rows directly (same kernel path as the whole item: same bits), so the
+// partial states of key chunks stay a few rows' worth — a chunk of a cut item holds fewer than 32
+// queries' (o, lse) — however many rows the append has (before, each chunk held all of them).
+TEST(SparseEngine, AppendsAreCutByRowsBeforeKeys) {
+  const Case& c = get_case(DType::kBFloat16, 64, 4, 40);  // 160 queries per item
+  tbb::task_arena arena;
+  const SparseEngine whole({SparseIsa::kAuto, int64_t{1} << 40, 0});
+  cpu::SparseEngineStats st;
+  const Result want = run(c, whole, arena, 0, &st);
+  expect_matches_reference(c, want, "one task per item");
+  EXPECT_EQ(st.partial_bytes, 0);
+  // 5000 keys × ceil(160 / 16) = 50000 keys' work in 10 pieces: 10 blocks of 4 rows, keys whole.
+  const SparseEngine rows({SparseIsa::kAuto, 5000, 0});
+  EXPECT_TRUE(same_bits(want, run(c, rows, arena, 0, &st))) << "cut by rows only";
+  EXPECT_EQ(st.partial_bytes, 0);
+  EXPECT_GE(st.tasks, 10);
+  // Cut by rows and keys (50 pieces: 10 blocks × 5 key chunks), and the engine's own split.
+  const int all = static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+  for (const int64_t split : {int64_t{1000}, int64_t{0}}) {
+    const SparseEngine engine({SparseIsa::kAuto, split, 0});
+    tbb::task_arena one(1), every(all);
+    const Result r = run(c, engine, one, 0, &st);
+    const std::string what = "split=" + std::to_string(split);
+    expect_matches_reference(c, r, what);
+    EXPECT_GT(st.partial_bytes, 0) << what;
+    EXPECT_LE(st.partial_bytes, st.tasks * 31 * (c.d + 1) * int64_t{sizeof(float)} + st.tasks * 64) << what;
+    EXPECT_TRUE(same_bits(r, run(c, engine, every))) << what << " threads=" << all;
+  }
+}
+
 // Context sets in segments (as context caches hold them past their first segment), which the
 // kernels attend run after run in one pass, give the reference's answer on every ISA path with
 // every split and packing, and identical bits at every thread count.
@@ -447,7 +479,7 @@ TEST(SparseEngine, ScratchThatCannotBeHadIsBadAlloc) {
   uint16_t q[1] = {};
   for (SparseIsa isa : {SparseIsa::kPortable, SparseIsa::kAvx2, SparseIsa::kAvx512, SparseIsa::kAvx512Bf16}) {
     if (!cpu::isa_supported(isa)) continue;
-    const SparseEngine engine(SparseEngineConfig{isa, 0, 0});
+    const SparseEngine engine(SparseEngineConfig{isa, int64_t{1} << 40, 0});  // the item in one task
     tbb::task_arena arena(1);
     SparseItem it{kv.data(), kv.data(), 16, q, 8 * 256, 1 << 20, o, 8 * 256, lse, 8, 0};
     ASSERT_EQ(setrlimit(RLIMIT_AS, &limit), 0);

@@ -33,6 +33,12 @@ constexpr int64_t kMinSplit = 512;
 constexpr int64_t kMaxSplit = 16384;
 /// A small item costs its keys plus about this many keys' worth of fixed work (queries, outputs).
 constexpr int64_t kItemOverheadTokens = 16;
+/// Query rows (rows × G) that share one read of a key: an item's work is its keys once per this
+/// many of its queries (at 16 the kernel is compute-bound, so more queries cost more than the read).
+constexpr int64_t kQueriesPerRead = 16;
+
+/// The work of attending `n` keys with `nq` queries, in keys read once (see kQueriesPerRead).
+int64_t work_tokens(int64_t n, int64_t nq) { return n * ((nq + kQueriesPerRead - 1) / kQueriesPerRead); }
 
 arch::Kernels kernels_for(SparseIsa isa) {
   switch (isa) {
@@ -199,10 +205,10 @@ SparseEngine::SparseEngine(SparseEngineConfig config)
     : config_(config),
       isa_(config.isa == SparseIsa::kAuto || !isa_supported(config.isa) ? best_isa() : config.isa) {}
 
-int64_t SparseEngine::split_tokens(std::span<const SparseItem> items) const {
+int64_t SparseEngine::split_tokens(int32_t group, std::span<const SparseItem> items) const {
   if (config_.kv_split_tokens > 0) return config_.kv_split_tokens;
   int64_t total = 0;
-  for (const auto& it : items) total += it.n;
+  for (const auto& it : items) total += work_tokens(it.n, static_cast<int64_t>(it.n_rows) * group);
   const int64_t want = (total + kAutoTasks - 1) / kAutoTasks;
   return std::clamp((want + 63) / 64 * 64, kMinSplit, kMaxSplit);
 }
@@ -241,17 +247,43 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
 
   const arch::UnitKernel kernel = kernels_for(isa_).get(dtype);
   const size_t elem = dtype_size(dtype);
-  const int64_t split = split_tokens(items);
+  const int64_t split = split_tokens(group, items);
 
   // The schedule depends on the items and the config only, never on the thread count, so every
   // thread count computes the same chunks and merges them in the same order: identical results.
-  std::vector<Split> splits(items.size());
+  //
+  // An item whose work passes the split is cut into pieces: by query rows first (a block of rows
+  // attends all keys and needs no partial state: partial buffers stay small however many rows an
+  // append has), then each block by keys. Every block of a cut item has more than kMaxTile
+  // queries, as the whole item has, so the kernel takes the same path (and bits) for its rows.
+  std::vector<SparseItem> units;        // the items' row blocks
+  std::vector<int64_t> unit_pieces;     // key chunks wanted per row block (at most)
+  units.reserve(items.size());
+  unit_pieces.reserve(items.size());
+  for (const SparseItem& it : items) {
+    const int64_t nq = static_cast<int64_t>(it.n_rows) * group;
+    const int64_t work = work_tokens(it.n, nq);
+    const int64_t pieces = work > split ? (work + split - 1) / split : 1;
+    const int64_t blocks = std::clamp<int64_t>(nq / kQueriesPerRead, 1, std::min<int64_t>(pieces, it.n_rows));
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t r0 = b * it.n_rows / blocks, r1 = (b + 1) * it.n_rows / blocks;
+      SparseItem u = it;
+      u.q = static_cast<const std::byte*>(it.q) + r0 * it.q_row_stride * static_cast<int64_t>(elem);
+      u.n_rows = static_cast<int32_t>(r1 - r0);
+      u.o = it.o + r0 * it.o_row_stride;
+      u.lse = it.lse + r0 * it.lse_row_stride;
+      units.push_back(u);
+      unit_pieces.push_back((pieces + blocks - 1) / blocks);
+    }
+  }
+
+  std::vector<Split> splits(units.size());
   std::vector<arch::KvRun> runs;
   std::vector<Chunk> chunks;
   std::vector<Task> tasks;
   int64_t partial_floats = 0;
-  runs.reserve(items.size());  // at least one run and one chunk per item
-  chunks.reserve(items.size());
+  runs.reserve(units.size());  // at least one run and one chunk per unit
+  chunks.reserve(units.size());
   {
     const auto row_bytes = static_cast<int64_t>(head_dim * elem);
     // Keys [k0, k1) of `it` as one chunk, its runs cut where a segment ends (an empty range: one
@@ -283,13 +315,13 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
       open = {};
       open_cost = 0;
     };
-    for (int32_t i = 0; i < static_cast<int32_t>(items.size()); ++i) {
-      const SparseItem& it = items[i];
-      // A set longer than the split is cut into chunks of about equal length (whole 16-key groups),
-      // wherever its segments end; more than one chunk: a task each, else packed as a short set.
+    for (int32_t i = 0; i < static_cast<int32_t>(units.size()); ++i) {
+      const SparseItem& it = units[i];
+      // A unit's keys are cut into chunks of about equal length (whole 16-key groups), wherever its
+      // segments end; more than one chunk: a task each, else packed as a short set.
       Split& s = splits[i];
       s.first_chunk = static_cast<int32_t>(chunks.size());
-      const int64_t pieces = it.n > split ? (it.n + split - 1) / split : 1;  // at most
+      const int64_t pieces = unit_pieces[i];
       const int64_t size = pieces == 1 ? it.n : ((it.n + pieces - 1) / pieces + 15) / 16 * 16;
       int64_t k0 = 0;
       do {
@@ -307,7 +339,7 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
         for (int32_t c = 0; c < s.chunks; ++c) tasks.push_back({i, 1, s.first_chunk + c, it.node});
         continue;
       }
-      const int64_t cost = it.n + kItemOverheadTokens;
+      const int64_t cost = work_tokens(it.n, static_cast<int64_t>(it.n_rows) * group) + kItemOverheadTokens;
       const bool fits = open.count > 0 && open.node == it.node && open_cost + cost <= split &&
                         (config_.max_packed_heads <= 0 || open.count < config_.max_packed_heads);
       if (!fits) {
@@ -322,12 +354,12 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
 
   std::unique_ptr<float[], AlignedFree> partial(
       partial_floats > 0 ? new (std::align_val_t(kLine)) float[partial_floats] : nullptr);
-  std::unique_ptr<std::atomic<int32_t>[]> remaining(new std::atomic<int32_t>[items.size()]);
-  for (size_t i = 0; i < items.size(); ++i) remaining[i].store(splits[i].chunks, std::memory_order_relaxed);
+  std::unique_ptr<std::atomic<int32_t>[]> remaining(new std::atomic<int32_t>[units.size()]);
+  for (size_t i = 0; i < units.size(); ++i) remaining[i].store(splits[i].chunks, std::memory_order_relaxed);
 
   // The chunks of a split item merged by LSE, in chunk order, by whichever chunk finishes last.
   auto combine = [&](int32_t i) {
-    const SparseItem& it = items[i];
+    const SparseItem& it = units[i];
     const Split& s = splits[i];
     const int32_t rows = it.n_rows * group;
     const float* base = partial.get() + s.partial_offset;
@@ -383,9 +415,9 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
     DenormalsFlushed ftz;
     const auto start = stats ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     if (t.chunk < 0) {
-      for (int32_t i = t.first; i < t.first + t.count; ++i) kernel(chunk_params(items[i], splits[i].first_chunk));
+      for (int32_t i = t.first; i < t.first + t.count; ++i) kernel(chunk_params(units[i], splits[i].first_chunk));
     } else {
-      const SparseItem& it = items[t.first];
+      const SparseItem& it = units[t.first];
       const Split& s = splits[t.first];
       arch::UnitParams p = chunk_params(it, t.chunk);
       const int32_t rows = it.n_rows * group;
@@ -425,6 +457,7 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
     for (size_t s = 0; s < busy.size(); ++s) stats->busy_seconds[s] += busy[s].seconds;
     stats->tasks = static_cast<int64_t>(tasks.size());
     stats->kv_split_tokens = split;
+    stats->partial_bytes = partial_floats * static_cast<int64_t>(sizeof(float));
   }
   return Status::ok();
 }

@@ -62,10 +62,12 @@ struct SparseItem {
 
 struct SparseEngineConfig {
   SparseIsa isa = SparseIsa::kAuto;
-  /// Largest number of keys one task reads; longer context sets are split into chunks of about
-  /// this size whose partial (o, lse) are merged exactly by LSE (wherever their segments end). 0:
-  /// chosen from the step's total selected tokens (never from the thread count, so results are the
-  /// same at every thread count).
+  /// Largest work of one task, in keys read: an item's work is its keys once per 16 of its queries
+  /// (rows × G; a decode step's item: its keys). An item with more work is cut into pieces of about
+  /// this size: by query rows first (appends: each block of rows attends all keys, nothing to
+  /// merge), then by keys into chunks whose partial (o, lse) are merged exactly by LSE (wherever
+  /// their segments end). 0: chosen from the step's total work (never from the thread count, so
+  /// results are the same at every thread count).
   int64_t kv_split_tokens = 0;
   /// Most adjacent small items ((sequence, KV head) pairs) packed into one task; 0: as many as fit
   /// in kv_split_tokens. Small items are always packed up to that budget, so the task count follows
@@ -83,6 +85,7 @@ struct SparseEngineStats {
   std::vector<double> busy_seconds;  ///< per worker slot of the arena: time spent in tasks (accumulated)
   int64_t tasks = 0;                 ///< tasks of the last call
   int64_t kv_split_tokens = 0;       ///< split size the last call used
+  int64_t partial_bytes = 0;         ///< the last call's buffer for key chunks' partial (o, lse)
 };
 
 /// Sparse attention engine. attend() may be called from any thread, also one outside the arenas
@@ -113,8 +116,8 @@ class SparseEngine {
                 std::span<const SparseItem> items, std::span<tbb::task_arena* const> arenas,
                 SparseEngineStats* stats = nullptr) const;
 
-  /// The split size a call over these items would use.
-  int64_t split_tokens(std::span<const SparseItem> items) const;
+  /// The split size a call over these items (of `group` query heads per KV head) would use.
+  int64_t split_tokens(int32_t group, std::span<const SparseItem> items) const;
 
  private:
   SparseEngineConfig config_;
