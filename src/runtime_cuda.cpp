@@ -751,6 +751,13 @@ class CudaRuntime final : public RuntimeBase {
         {"q", q.data}, {"k", k.data}, {"v", v.data}, {"out", out.data}, {"lse_out", lse_out}};
     for (const auto& [name, ptr] : args) {
       if (!ptr) continue;  // only lse_out may be null here
+      // The kernels move 16 bytes at a time (the window's insert, the merge's stores); a misaligned
+      // access would end the CUDA context, so it is refused here, before anything is enqueued.
+      const std::size_t align = ptr == lse_out ? sizeof(float) : 16;
+      if (reinterpret_cast<std::uintptr_t>(ptr) % align != 0) {
+        return error(StatusCode::kInvalidArgument, "attention: {} = {} is not {}-byte aligned, expected {}-byte "
+                     "alignment (as cudaMalloc gives; the CUDA kernels move 16 bytes at a time)", name, ptr, align, align);
+      }
       cudaPointerAttributes attr{};
       if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
         cudaGetLastError();

@@ -162,7 +162,8 @@ hgca_status hgca_release_sequence(hgca_runtime* runtime, uint64_t seq_id);
 hgca_status hgca_begin_step(hgca_runtime* runtime, const uint64_t* seq_ids, const int32_t* n_new,
                             int32_t batch_size);
 /* lse_out [total_tokens, n_q_heads] may be NULL; out and lse_out share no memory with q, k, v or
- * each other. With the CUDA backend the tensors are device memory and the call is enqueued on
+ * each other. With the CUDA backend the tensors are device memory (q, k, v, out 16-byte aligned,
+ * lse_out 4-byte) and the call is enqueued on
  * `stream` (a cudaStream_t; NULL: the legacy default stream), as hgca::Runtime::attention
  * documents; the host backend ignores `stream`. */
 hgca_status hgca_attention(hgca_runtime* runtime, int32_t layer, int64_t total_tokens,

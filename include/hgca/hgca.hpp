@@ -334,7 +334,8 @@ class Runtime {
   /// unspecified outputs, for as long as a K or V row holding one stays in the sequence.
   ///
   /// Host backend: host pointers; the call returns when out is written; `stream` is ignored.
-  /// CUDA backend: q, k, v, out and lse_out are device (or managed) memory, and `stream` is the
+  /// CUDA backend: q, k, v, out and lse_out are device (or managed) memory, q, k, v and out
+  /// 16-byte aligned (lse_out 4-byte; as cudaMalloc gives: kInvalidArgument otherwise), and `stream` is the
   /// caller's cudaStream_t (nullptr: the legacy default stream). The call enqueues the work on
   /// `stream` and returns without waiting; out is ready when the stream gets there. The CPU's part
   /// starts when the stream has produced q and joins through the stream, so the calls of a step can

@@ -620,6 +620,52 @@ TEST(CudaErrors, HostPointersAreRejectedByName) {
   EXPECT_TRUE(ok.is_ok()) << ok.message();
 }
 
+// Pointers off the 16 bytes the kernels move at a time (lse_out: off a float) are refused by name
+// before anything is enqueued: a misaligned access on the device would end the CUDA context. The
+// runtime is as it was after each refusal.
+TEST(CudaErrors, MisalignedPointersAreRejectedByName) {
+  const Options o = small_options(DType::kFloat32);
+  std::unique_ptr<Runtime> rt;
+  ASSERT_TRUE(Runtime::create(o, &rt).is_ok());
+  ASSERT_EQ(rt->backend(), Backend::kCuda);
+  ASSERT_TRUE(rt->add_sequence(1).is_ok());
+  ASSERT_TRUE(rt->begin_step(std::vector<SeqId>{1}, std::vector<int32_t>{2}).is_ok());
+  const std::size_t floats = 2 * 8 * 64 + 4;  // room for a pointer 1 float on
+  devmem::DeviceBuffer q, kv, out, lse;
+  for (devmem::DeviceBuffer* b : {&q, &kv, &out, &lse}) ASSERT_TRUE(b->reserve(floats * sizeof(float)).is_ok());
+  const DType dt = DType::kFloat32;
+  auto* const q0 = static_cast<float*>(q.get());
+  auto* const kv0 = static_cast<float*>(kv.get());
+  auto* const out0 = static_cast<float*>(out.get());
+  auto* const lse0 = static_cast<float*>(lse.get());
+  auto call = [&](const float* qp, const float* kp, const float* vp, float* op, float* lp, int32_t layer = 0) {
+    return rt->attention(layer, {qp, dt, {2, 8, 64}}, {kp, dt, {2, 2, 64}}, {vp, dt, {2, 2, 64}},
+                         {op, dt, {2, 8, 64}}, lp);
+  };
+  const struct {
+    const char* name;
+    Status status;
+  } refused[] = {
+      {"q = ", call(q0 + 1, kv0, kv0, out0, nullptr)},
+      {"k = ", call(q0, kv0 + 2, kv0, out0, nullptr)},
+      {"v = ", call(q0, kv0, kv0 + 3, out0, nullptr)},
+      {"out = ", call(q0, kv0, kv0, out0 + 1, nullptr)},
+      {"lse_out = ", call(q0, kv0, kv0, out0, reinterpret_cast<float*>(reinterpret_cast<std::byte*>(lse0) + 2))},
+  };
+  for (const auto& r : refused) {
+    EXPECT_EQ(r.status.code(), StatusCode::kInvalidArgument) << r.name << r.status.message();
+    EXPECT_THAT(r.status.message(), HasSubstr(r.name));
+    EXPECT_THAT(r.status.message(), HasSubstr("aligned"));
+  }
+  // 16-byte aligned pointers past the start of an allocation are fine; the context is intact.
+  for (int32_t layer = 0; layer < o.n_layers; ++layer) {
+    const Status ok = call(q0 + 4, kv0 + 4, kv0 + 4, out0 + 4, lse0 + 1, layer);
+    ASSERT_TRUE(ok.is_ok()) << "layer " << layer << ": " << ok.message();
+  }
+  ASSERT_TRUE(rt->end_step().is_ok());
+  CUDA_OK(cudaDeviceSynchronize());
+}
+
 // The runtime knows its device's NUMA nodes from the device's PCI bus id, as hwloc sees it, and
 // gpu_local placement keeps every sequence on them.
 TEST(CudaNuma, TheDevicesNodesAreGpuLocal) {
