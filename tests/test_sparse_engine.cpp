@@ -382,6 +382,13 @@ TEST(SparseEngine, AppendsAreCutByRowsBeforeKeys) {
     EXPECT_LE(st.partial_bytes, st.tasks * 31 * (c.d + 1) * int64_t{sizeof(float)} + st.tasks * 64) << what;
     EXPECT_TRUE(same_bits(r, run(c, engine, every))) << what << " threads=" << all;
   }
+  // A small split (as hgca-tune may choose for decode) cuts keys only while a cut item has fewer
+  // than 256 tasks: 5000 keys × 10 work units at split 16 would be 3125 pieces, 313 key chunks
+  // of each of the 10 row blocks.
+  const SparseEngine tiny({SparseIsa::kAuto, 16, 0});
+  expect_matches_reference(c, run(c, tiny, arena, 0, &st), "split=16");
+  EXPECT_LE(st.tasks, static_cast<int64_t>(std::size(kLengths)) * 256);
+  EXPECT_LE(st.partial_bytes, st.tasks * 31 * (c.d + 1) * int64_t{sizeof(float)} + st.tasks * 64);
 }
 
 // Context sets in segments (as context caches hold them past their first segment), which the

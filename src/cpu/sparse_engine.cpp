@@ -254,8 +254,11 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
   //
   // An item whose work passes the split is cut into pieces: by query rows first (a block of rows
   // attends all keys and needs no partial state: partial buffers stay small however many rows an
-  // append has), then each block by keys. Every block of a cut item has more than kMaxTile
-  // queries, as the whole item has, so the kernel takes the same path (and bits) for its rows.
+  // append has), then each block by keys, while the item has fewer than kAutoTasks tasks (more
+  // would not balance better, and a small split, e.g. one tuned for decode, would otherwise cut a
+  // long append into rows × keys partial states). Every block of a cut item has more than
+  // kMaxTile queries, as the whole item has, so the kernel takes the same path (and bits) for its
+  // rows.
   std::vector<SparseItem> units;        // the items' row blocks
   std::vector<int64_t> unit_pieces;     // key chunks wanted per row block (at most)
   units.reserve(items.size());
@@ -273,7 +276,8 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
       u.o = it.o + r0 * it.o_row_stride;
       u.lse = it.lse + r0 * it.lse_row_stride;
       units.push_back(u);
-      unit_pieces.push_back((pieces + blocks - 1) / blocks);
+      const int64_t key_pieces = (pieces + blocks - 1) / blocks;
+      unit_pieces.push_back(blocks > 1 ? std::min(key_pieces, std::max<int64_t>(1, kAutoTasks / blocks)) : key_pieces);
     }
   }
 

@@ -66,8 +66,8 @@ struct SparseEngineConfig {
   /// (rows × G; a decode step's item: its keys). An item with more work is cut into pieces of about
   /// this size: by query rows first (appends: each block of rows attends all keys, nothing to
   /// merge), then by keys into chunks whose partial (o, lse) are merged exactly by LSE (wherever
-  /// their segments end). 0: chosen from the step's total work (never from the thread count, so
-  /// results are the same at every thread count).
+  /// their segments end; an item cut by rows only up to 256 tasks). 0: chosen from the step's total
+  /// work (never from the thread count, so results are the same at every thread count).
   int64_t kv_split_tokens = 0;
   /// Most adjacent small items ((sequence, KV head) pairs) packed into one task; 0: as many as fit
   /// in kv_split_tokens. Small items are always packed up to that budget, so the task count follows
