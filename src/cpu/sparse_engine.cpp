@@ -268,6 +268,9 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
     const int64_t work = work_tokens(it.n, nq);
     const int64_t pieces = work > split ? (work + split - 1) / split : 1;
     const int64_t blocks = std::clamp<int64_t>(nq / kQueriesPerRead, 1, std::min<int64_t>(pieces, it.n_rows));
+    const int64_t key_pieces = (pieces + blocks - 1) / blocks;
+    const int64_t chunks_per_block =
+        blocks > 1 ? std::min(key_pieces, std::max<int64_t>(1, kAutoTasks / blocks)) : key_pieces;
     for (int64_t b = 0; b < blocks; ++b) {
       const int64_t r0 = b * it.n_rows / blocks, r1 = (b + 1) * it.n_rows / blocks;
       SparseItem u = it;
@@ -276,8 +279,7 @@ Status SparseEngine::attend(DType dtype, int32_t group, int32_t head_dim, float 
       u.o = it.o + r0 * it.o_row_stride;
       u.lse = it.lse + r0 * it.lse_row_stride;
       units.push_back(u);
-      const int64_t key_pieces = (pieces + blocks - 1) / blocks;
-      unit_pieces.push_back(blocks > 1 ? std::min(key_pieces, std::max<int64_t>(1, kAutoTasks / blocks)) : key_pieces);
+      unit_pieces.push_back(chunks_per_block);
     }
   }
 
