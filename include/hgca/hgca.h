@@ -163,9 +163,8 @@ hgca_status hgca_begin_step(hgca_runtime* runtime, const uint64_t* seq_ids, cons
                             int32_t batch_size);
 /* lse_out [total_tokens, n_q_heads] may be NULL; out and lse_out share no memory with q, k, v or
  * each other. With the CUDA backend the tensors are device memory (q, k, v, out 16-byte aligned,
- * lse_out 4-byte) and the call is enqueued on
- * `stream` (a cudaStream_t; NULL: the legacy default stream), as hgca::Runtime::attention
- * documents; the host backend ignores `stream`. */
+ * lse_out 4-byte) and the call is enqueued on `stream` (a cudaStream_t; NULL: the legacy default
+ * stream), as hgca::Runtime::attention documents; the host backend ignores `stream`. */
 hgca_status hgca_attention(hgca_runtime* runtime, int32_t layer, int64_t total_tokens,
                            const void* q, const void* k, const void* v, void* out, float* lse_out,
                            void* stream);

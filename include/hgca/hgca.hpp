@@ -335,9 +335,9 @@ class Runtime {
   ///
   /// Host backend: host pointers; the call returns when out is written; `stream` is ignored.
   /// CUDA backend: q, k, v, out and lse_out are device (or managed) memory, q, k, v and out
-  /// 16-byte aligned (lse_out 4-byte; as cudaMalloc gives: kInvalidArgument otherwise), and `stream` is the
-  /// caller's cudaStream_t (nullptr: the legacy default stream). The call enqueues the work on
-  /// `stream` and returns without waiting; out is ready when the stream gets there. The CPU's part
+  /// 16-byte aligned (lse_out 4-byte; as cudaMalloc gives: kInvalidArgument otherwise), and
+  /// `stream` is the caller's cudaStream_t (nullptr: the legacy default stream). The call enqueues
+  /// the work on `stream` and returns without waiting; out is ready when the stream gets there. The CPU's part
   /// starts when the stream has produced q and joins through the stream, so the calls of a step can
   /// be captured into a CUDA graph, which performs that step when launched; launch it exactly once
   /// (the runtime reuses what the captured calls hold once that launch has run). Calls reuse

@@ -630,7 +630,7 @@ TEST(CudaErrors, MisalignedPointersAreRejectedByName) {
   ASSERT_EQ(rt->backend(), Backend::kCuda);
   ASSERT_TRUE(rt->add_sequence(1).is_ok());
   ASSERT_TRUE(rt->begin_step(std::vector<SeqId>{1}, std::vector<int32_t>{2}).is_ok());
-  const std::size_t floats = 2 * 8 * 64 + 4;  // room for a pointer 1 float on
+  const std::size_t floats = 2 * 8 * 64 + 4;  // room for pointers up to 4 floats past the start
   devmem::DeviceBuffer q, kv, out, lse;
   for (devmem::DeviceBuffer* b : {&q, &kv, &out, &lse}) ASSERT_TRUE(b->reserve(floats * sizeof(float)).is_ok());
   const DType dt = DType::kFloat32;
