@@ -598,13 +598,19 @@ TEST(CudaAsync, AttentionReturnsWhileTheStreamIsBusy) {
   }
 }
 
+/// A CUDA runtime of `o` with sequence 1's step of 2 new tokens open: the argument
+/// checks of attention() below run against it.
+void open_two_token_step(const Options& o, std::unique_ptr<Runtime>* rt) {
+  ASSERT_TRUE(Runtime::create(o, rt).is_ok());
+  ASSERT_EQ((*rt)->backend(), Backend::kCuda);
+  ASSERT_TRUE((*rt)->add_sequence(1).is_ok());
+  ASSERT_TRUE((*rt)->begin_step(std::vector<SeqId>{1}, std::vector<int32_t>{2}).is_ok());
+}
+
 TEST(CudaErrors, HostPointersAreRejectedByName) {
   const Options o = small_options(DType::kFloat32);
   std::unique_ptr<Runtime> rt;
-  ASSERT_TRUE(Runtime::create(o, &rt).is_ok());
-  ASSERT_EQ(rt->backend(), Backend::kCuda);
-  ASSERT_TRUE(rt->add_sequence(1).is_ok());
-  ASSERT_TRUE(rt->begin_step(std::vector<SeqId>{1}, std::vector<int32_t>{2}).is_ok());
+  ASSERT_NO_FATAL_FAILURE(open_two_token_step(o, &rt));
   std::vector<float> host(2 * 8 * 64);
   devmem::DeviceBuffer q, kv, out;  // k and v may share memory; out may not share q's
   for (devmem::DeviceBuffer* b : {&q, &kv, &out}) ASSERT_TRUE(b->reserve(host.size() * sizeof(float)).is_ok());
@@ -626,10 +632,7 @@ TEST(CudaErrors, HostPointersAreRejectedByName) {
 TEST(CudaErrors, MisalignedPointersAreRejectedByName) {
   const Options o = small_options(DType::kFloat32);
   std::unique_ptr<Runtime> rt;
-  ASSERT_TRUE(Runtime::create(o, &rt).is_ok());
-  ASSERT_EQ(rt->backend(), Backend::kCuda);
-  ASSERT_TRUE(rt->add_sequence(1).is_ok());
-  ASSERT_TRUE(rt->begin_step(std::vector<SeqId>{1}, std::vector<int32_t>{2}).is_ok());
+  ASSERT_NO_FATAL_FAILURE(open_two_token_step(o, &rt));
   const std::size_t floats = 2 * 8 * 64 + 4;  // room for pointers up to 4 floats past the start
   devmem::DeviceBuffer q, kv, out, lse;
   for (devmem::DeviceBuffer* b : {&q, &kv, &out, &lse}) ASSERT_TRUE(b->reserve(floats * sizeof(float)).is_ok());
