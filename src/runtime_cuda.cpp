@@ -137,9 +137,10 @@ class Buffer {
   std::size_t capacity() const { return bytes_; }
   bool fits(std::size_t bytes) const { return bytes <= bytes_; }
 
+  /// Grows to at least `bytes` (contents not kept). Should the new allocation fail, the old one
+  /// stays: a call refused for memory leaves the buffers that later (captured) calls fit in.
   Status reserve(std::size_t bytes) {
     if (fits(bytes)) return Status::ok();
-    release();
     bytes = std::max<std::size_t>(bytes + bytes / 2, 4096);
     void* p = nullptr;
     switch (kind_) {
@@ -149,6 +150,7 @@ class Buffer {
       // is the device pointer too.
       case Kind::kMapped: HGCA_CUDA_TRY(cudaHostAlloc(&p, bytes, cudaHostAllocMapped)); break;
     }
+    release();
     ptr_ = static_cast<std::byte*>(p);
     bytes_ = bytes;
     return Status::ok();
@@ -385,7 +387,10 @@ class CudaRuntime final : public RuntimeBase {
     // Per layer: K of every ring, V of every ring, then the MAW of every (ring, KV head, slot).
     ring_bytes_ = static_cast<std::size_t>(opt_.n_kv_heads) * window_tokens_ * opt_.head_dim * elem_size_;
     kv_bytes_ = ring_bytes_ * opt_.max_sequences;
-    layer_bytes_ = 2 * kv_bytes_ + static_cast<std::size_t>(opt_.max_sequences) * opt_.n_kv_heads * window_tokens_ * sizeof(float);
+    // Each layer starts 256-byte aligned: the window's kernels read and write K and V rows with 16-byte
+    // accesses, and the MAW before the next layer is 4 bytes an entry (S · Hkv · W of them, any count).
+    const std::size_t maw_bytes = static_cast<std::size_t>(opt_.max_sequences) * opt_.n_kv_heads * window_tokens_ * sizeof(float);
+    layer_bytes_ = (2 * kv_bytes_ + maw_bytes + 255) / 256 * 256;
     const std::size_t bytes = layer_bytes_ * opt_.n_layers;
     if (cudaMalloc(&slab_, bytes) != cudaSuccess) {
       cudaGetLastError();
@@ -902,6 +907,7 @@ class CudaRuntime final : public RuntimeBase {
     // stream), the job is kept (its room reserved first) and the runtime stops.
     HGCA_CUDA_TRY(cudaStreamWaitEvent(side_, fork_, 0));
     if (captured_jobs_.size() == captured_jobs_.capacity()) captured_jobs_.reserve(2 * captured_jobs_.size() + 1);
+    job->unpushed.reserve(2);  // the two moves below then cannot fail halfway (rows would be lost)
     if (unpushed_[layer]) job->unpushed.push_back(std::move(unpushed_[layer]));
     // The next call copies into the next slot once this call's plan has run: the plan empties it.
     slot_next_ = (slot + 1) % staging_.size();

@@ -120,6 +120,17 @@ TEST(Exact, FourLayersOnFiveStagingSlotsAreExact) {
   run_mixed(o, 1e-5, 5);
 }
 
+// max_sequences · Hkv · W = 5 · 1 · 15, not a multiple of 4: the window's MAW (4 bytes an entry) ends
+// each layer's part of the CUDA backend's device slab off 16 bytes, where the next layer's K ring
+// starts unless the slab aligns it (its kernels read and write rows 16 bytes at a time: misaligned,
+// the insert's stores fault and the CUDA context is lost).
+TEST(Exact, WindowSlabsOfAnySizeAreExact) {
+  Options o = exact_options({2, 1, 64}, DType::kBFloat16);
+  o.block_tokens = 5;
+  o.max_sequences = 5;
+  run_mixed(o, 4e-3, 11);
+}
+
 TEST(Exact, PromptLongerThanTheWindowIsExact) {
   Options o = exact_options({4, 2, 64}, DType::kFloat32);
   test::Harness h(o, 3);
