@@ -11,6 +11,8 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <mutex>
 
 #include "gpu/window_attention.hpp"
 #include "gpu/window_attention_decode.cuh"
@@ -103,12 +105,34 @@ cudaError_t allow_smem(K* kernel, std::size_t bytes) {
                               static_cast<int>(bytes));
 }
 
-/// The generic kernels' one-time setup: loaded (CUDA loads kernels lazily, on first use) and their
-/// shared memory limit set for the largest head dim, so no load or attribute call happens inside a
-/// later capture.
+/// A kernel setup made once per device: a kernel's attributes (its shared memory limit, cluster
+/// sizes) and its occupancy belong to the current device's context, so a runtime on another GPU of
+/// the process needs its own. `make` runs with that device current.
+template <typename Setup>
+class PerDevice {
+ public:
+  template <typename Make>
+  const Setup& get(Make&& make) {
+    int device = -1;
+    if (cudaGetDevice(&device) != cudaSuccess) cudaGetLastError();  // make() then reports the error
+    std::lock_guard lock(mutex_);
+    auto it = setups_.find(device);
+    if (it == setups_.end()) it = setups_.emplace(device, make()).first;
+    return it->second;  // a map's entries stay where they are
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<int, Setup> setups_;
+};
+
+/// The generic kernels' setup on the current device: loaded (CUDA loads kernels lazily, on first
+/// use) and their shared memory limit set for the largest head dim, so no load or attribute call
+/// happens inside a later capture.
 template <typename T>
 cudaError_t generic_setup() {
-  static const cudaError_t err = [] {
+  static PerDevice<cudaError_t> setups;
+  return setups.get([] {
     cudaFuncAttributes attr{};
     cudaError_t e = cudaFuncGetAttributes(&attr, kernels::generic_attend_kernel<T>);
     if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr, kernels::generic_observe_kernel<T>);
@@ -117,8 +141,7 @@ cudaError_t generic_setup() {
     if (e == cudaSuccess)
       e = allow_smem(kernels::generic_observe_kernel<T>, kernels::generic_observe_smem(256));
     return e;
-  }();
-  return err;
+  });
 }
 
 template <typename T>
@@ -229,12 +252,12 @@ bool prefer_cluster(const SplitChoice& one, const SplitChoice& two) {
   return one.cost * 100 <= two.cost * (two.waves >= kManyWaves ? kManyWavesSlackPct : kSlackPct);
 }
 
-/// The decode kernels' one-time setup, done before any capture so that no module load or attribute
-/// call happens inside one: both split kernels' shared memory limit raised to the largest launch
-/// (G 8, longest slice), clusters beyond 8 allowed, the combine loaded; per group size, the
-/// cluster path's longest slice (the longest up to kMaxClusterKeys that leaves as many blocks per
-/// SM as kMaxSplitKeys: fewer, longer slices fill the GPU with smaller clusters) and the resident
-/// blocks, alone and in clusters of each size, at each path's longest slice.
+/// The decode kernels' setup on the current device, done before any capture so that no module load
+/// or attribute call happens inside one: both split kernels' shared memory limit raised to the
+/// largest launch (G 8, longest slice), clusters beyond 8 allowed, the combine loaded; per group
+/// size, the cluster path's longest slice (the longest up to kMaxClusterKeys that leaves as many
+/// blocks per SM as kMaxSplitKeys: fewer, longer slices fill the GPU with smaller clusters) and the
+/// resident blocks, alone and in clusters of each size, at each path's longest slice.
 struct DecodeSetup {
   cudaError_t error = cudaSuccess;
   std::array<int64_t, 9> slots{};
@@ -243,7 +266,8 @@ struct DecodeSetup {
 };
 template <typename T, int D>
 const DecodeSetup& decode_setup() {
-  static const DecodeSetup setup = [] {
+  static PerDevice<DecodeSetup> setups;
+  return setups.get([] {
     auto* split_kernel = kernels::decode_split_kernel<T, D>;
     auto* cluster_kernel = kernels::decode_cluster_kernel<T, D>;
     auto smem = [](int keys, int g) { return kernels::decode_split_smem(keys, g, D); };
@@ -264,8 +288,7 @@ const DecodeSetup& decode_setup() {
       s.clustered[g] = cluster_slots(cluster_kernel, smem(keys, g));
     }
     return s;
-  }();
-  return setup;
+  });
 }
 
 /// The decode path's plan for one launch: which kernels, and the slices.

@@ -14,6 +14,7 @@
 #include "cpu/pool.hpp"
 #include "devmem/devmem.hpp"
 #include "gpu/stream_gate.hpp"
+#include "harness.hpp"
 #include "hgca/hgca.hpp"
 #include "merge/merge_cuda.hpp"
 #include "reference/reference.hpp"
@@ -605,6 +606,29 @@ void open_two_token_step(const Options& o, std::unique_ptr<Runtime>* rt) {
   ASSERT_EQ((*rt)->backend(), Backend::kCuda);
   ASSERT_TRUE((*rt)->add_sequence(1).is_ok());
   ASSERT_TRUE((*rt)->begin_step(std::vector<SeqId>{1}, std::vector<int32_t>{2}).is_ok());
+}
+
+// A kernel's attributes (its shared memory limit, cluster sizes) belong to one device: a runtime on
+// a second GPU, made after one on the first, sets its own. (Set once per process, the second
+// device's decode kernels launched without their shared memory and every call failed.)
+TEST(CudaDevices, RuntimesOnTwoDevicesAreExact) {
+  const int devices = cuda_device_count();
+  if (devices < 2) GTEST_SKIP() << "needs 2 CUDA devices, found " << devices;
+  for (int device : {0, 1}) {
+    CUDA_OK(cudaSetDevice(device));
+    Options o = small_options(DType::kBFloat16);
+    o.head_dim = 128;  // the decode path (its kernels need more than 48 KiB of shared memory)
+    o.beta = 0.0f;     // S is the whole store: exact attention
+    o.min_keep = 0;
+    test::Harness h(o, 7);
+    h.add(1);
+    h.add(2);
+    for (int step = 0; step < 20; ++step) {
+      const auto results = h.step({1, 2}, step == 0 ? std::vector<int32_t>{19, 5} : std::vector<int32_t>{1, 1});
+      ASSERT_NO_FATAL_FAILURE(test::check_against_reference(results, 4e-3, step)) << "device " << device;
+    }
+  }
+  CUDA_OK(cudaSetDevice(0));
 }
 
 TEST(CudaErrors, HostPointersAreRejectedByName) {
