@@ -68,6 +68,19 @@ TEST(HgcaDecode, CudaFlagsWithoutAGpuAreNamed) {
   EXPECT_NE(text.find("runs on the host, where --handoff poll, --staging-mib 8 have no effect"), std::string::npos) << text;
 }
 
+// --backend cuda without a usable GPU says so, whatever --cuda-wait asks (the wait mode used to be
+// set first, and its CUDA error came out instead).
+TEST(HgcaDecode, BackendCudaWithoutAGpuIsSaid) {
+  if (hgca::cuda_device_count() > 0) GTEST_SKIP() << "a usable GPU: --backend cuda runs on it";
+  for (const char* wait : {"auto", "blocking"}) {
+    int status = -1;
+    const std::string text = run(std::string(HGCA_DECODE_EXE) + " --backend cuda --cuda-wait " + wait +
+                                     " --context 64 --decode-steps 1 2>&1 >/dev/null", &status);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << wait << ": " << text;
+    EXPECT_NE(text.find("no usable CUDA device"), std::string::npos) << wait << ": " << text;
+  }
+}
+
 TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--layers 0", "--layers: expected an integer from 1 to 2147483647, got 0"},
@@ -101,6 +114,7 @@ TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {
       // The runtime's refusals name the flag that set the field.
       {"--backend host --window-blocks 0", "window_blocks = 0, expected ≥ 1 (set by --window-blocks)"},
       {"--backend host --alpha 2", "(set by --alpha)"},
+      {"--backend host --window-blocks 2147483647", "expected ≤ 2^24 tokens (set by --window-blocks and --block-tokens)"},
   };
   hgca::test::expect_refused(HGCA_DECODE_EXE, cases);
 }
@@ -167,6 +181,8 @@ TEST(HgcaDecode, ConfigFlagYieldsToTheFlagsGiven) {
   auto j = nlohmann::json::parse(text);
   EXPECT_EQ(j.at("threads_used"), 1);
   EXPECT_EQ(j.at("cpu").at("kv_split_tokens"), 512);
+  EXPECT_EQ(j.at("config_flag"), config.string());  // said, as HGCA_CONFIG's file is in "config"
+  EXPECT_TRUE(j.at("config").is_null());
   text = run(base + " --threads 2 2>/dev/null", &status);
   ASSERT_EQ(status, 0) << text;
   j = nlohmann::json::parse(text);

@@ -126,6 +126,11 @@ TEST(Topology, GpuLocalityFromCpuList) {
   const Status bad = t->nodes_near_cpus("eight", &nodes);
   EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.message(), HasSubstr("cpu_list = \"eight\""));
+  for (const char* endless : {"-1", "4-"}) {  // hwloc reads them, as no list of CPUs
+    const Status s = t->nodes_near_cpus(endless, &nodes);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << endless;
+    EXPECT_THAT(s.message(), HasSubstr("expected a CPU list such as")) << endless;
+  }
   const Status absent = t->nodes_near_cpus("14-20", &nodes);  // the machine has CPUs 0-15
   EXPECT_EQ(absent.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(absent.message(), HasSubstr("names CPUs 16-20 that this machine lacks (it has 0-15)"));

@@ -173,6 +173,35 @@ TEST(HgcaTune, OutputThatDoesNotArriveFailsTheRunAndKeepsTheOldFile) {
   EXPECT_NE(text.find("Ranked"), std::string::npos) << text;
 }
 
+// --out and --svg naming stdout or stderr write through the stream: a log either appends to keeps its
+// lines, and the file comes where it was written among what was printed (it used to truncate the
+// log, and the tables printed after it overwrote it).
+TEST(HgcaTune, OutputNamingStdoutOrStderrAppendsToTheirLogs) {
+  const std::string tiny = std::string(HGCA_TUNE_EXE) + " --quick --threads 1 --kv-split 0 --max-packed-heads 0"
+                           " --repeats 1 --working-set-mb 8 --context 1024 --batch 1";
+  const auto stem = std::filesystem::temp_directory_path() / ("hgca_tune_logs_" + std::to_string(::getpid()));
+  const std::string out_log = stem.string() + ".out", err_log = stem.string() + ".err";
+  std::ofstream(out_log) << "earlier line\n";
+  std::ofstream(err_log) << "earlier error\n";
+  int status = -1;
+  run(tiny + " --out /dev/stdout --svg /dev/stderr >>" + out_log + " 2>>" + err_log, &status);
+  EXPECT_EQ(status, 0);
+  const auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string out = read(out_log), err = read(err_log);
+  EXPECT_TRUE(out.starts_with("earlier line\n")) << out;
+  const std::size_t config = out.find("\"kv_split_tokens\""), ranked = out.find("Ranked");
+  EXPECT_NE(config, std::string::npos) << out;
+  EXPECT_NE(ranked, std::string::npos) << out;
+  EXPECT_LT(config, ranked) << "the file was written before the tables were printed:\n" << out;
+  EXPECT_TRUE(err.starts_with("earlier error\n")) << err;
+  EXPECT_NE(err.find("</svg>"), std::string::npos) << err;
+  std::filesystem::remove(out_log);
+  std::filesystem::remove(err_log);
+}
+
 // A working set the caches can hold measures them: said, where the topology knows the cache.
 TEST(HgcaTune, AWorkingSetTheCachesHoldIsSaid) {
   const auto err = std::filesystem::temp_directory_path() / ("hgca_tune_llc_" + std::to_string(::getpid()) + ".txt");
@@ -199,6 +228,9 @@ TEST(HgcaTune, ValuesItCannotUseAreRefusedByName) {
       {"--working-set-mb 0.001", "--working-set-mb"},
       {"--working-set-mb 1000000", "--working-set-mb 1000000 takes 976.6 GiB"},
       {"--gpu-cpus 0-99999", "--gpu-cpus: cpu_list = \"0-99999\" names CPUs"},
+      {"--gpu-cpus -1", "error: --gpu-cpus: cpu_list = \"-1\", expected a CPU list such as"},
+      {"--gpu-cpus ''", "--gpu-cpus: expected a CPU list such as 0-15, got \"\""},
+      {"--gpu-pci-bus-id ''", "--gpu-pci-bus-id: expected a PCI bus id such as 0000:65:00.0, got \"\""},
       {"--threads 100000", "--threads 100000"},
       {"--out /nonexistent-dir/x.json", "--out /nonexistent-dir/x.json"},
       {"--out /tmp", "--out /tmp: is a directory"},

@@ -177,7 +177,9 @@ Status Topology::nodes_near_pci(const std::string& bus_id, std::vector<int>* out
 Status Topology::nodes_near_cpus(const std::string& cpu_list_text, std::vector<int>* out) const {
   if (!out) return error(StatusCode::kInvalidArgument, "nodes_near_cpus: out is null");
   Bitmap cpus;
-  if (hwloc_bitmap_list_sscanf(cpus.set, cpu_list_text.c_str()) != 0 || hwloc_bitmap_iszero(cpus.set)) {
+  // (hwloc reads "4-" as every CPU from 4 on, and "-1" as a set with no first CPU: no lists of CPUs.)
+  if (hwloc_bitmap_list_sscanf(cpus.set, cpu_list_text.c_str()) != 0 || hwloc_bitmap_iszero(cpus.set) ||
+      hwloc_bitmap_weight(cpus.set) < 0 || hwloc_bitmap_first(cpus.set) < 0) {
     return error(StatusCode::kInvalidArgument, "cpu_list = \"{}\", expected a CPU list such as \"0-15,32-47\"",
                  cpu_list_text);
   }

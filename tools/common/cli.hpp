@@ -124,6 +124,13 @@ inline CLI::Validator file_path() {
       "PATH");
 }
 
+/// Any text but "" (which would leave the flag as if it were not given, silently).
+inline CLI::Validator non_empty(const std::string& expected) {
+  return CLI::Validator(
+      [expected](const std::string& in) { return in.empty() ? fmt::format("expected {}, got \"\"", expected) : std::string(); },
+      "TEXT");
+}
+
 /// The KV dtypes both tools take by name (check a flag with CLI::IsMember(kDtypeNames)).
 inline const std::vector<std::string> kDtypeNames = {"bf16", "f16", "fp16", "f32", "fp32"};
 

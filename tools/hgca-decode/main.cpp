@@ -67,7 +67,8 @@ step, the time until end_step returned; synthetic workload), decode_transfer_ms,
 selected_fraction, store_memory (chunks, registered_chunks, reserved_bytes, used_bytes,
 sync_growths, background_growths, released_chunks), decode_sync_growths (synthetic workload),
 threads (asked) and threads_used, cpu (the engine's isa, kv_split_tokens, max_packed_heads,
-numa_placement, numa_bound, threads_per_node), config (HGCA_CONFIG's file or null), alpha, beta, window_blocks, block_tokens and more; with --compare-exact also top1_agreement,
+numa_placement, numa_bound, threads_per_node), config (HGCA_CONFIG's file or null), config_flag
+(--config's file or null), alpha, beta, window_blocks, block_tokens and more; with --compare-exact also top1_agreement,
 kl_mean, ppl_exact, ppl_hybrid (--compare-exact needs --model). For the synthetic workload text is
 "" and tokens is [].)";
 
@@ -114,6 +115,7 @@ struct Summary {
   hgca::CpuStats cpu;       // the CPU pool and engine as the runtime set them up
   int32_t threads_used = 0;  // the CPU pool's, over its nodes (options.threads is what was asked)
   std::string cuda_wait;  // --cuda-wait
+  std::string config_path;  // --config
   int32_t batch = 1;
   int64_t prefill_tokens = 0;  // per sequence
   int32_t prefill_steps = 0;
@@ -353,6 +355,7 @@ void print_json(const Summary& s) {
               {"threads_per_node", std::move(threads_per_node)}};
   const char* config = std::getenv("HGCA_CONFIG");
   j["config"] = config && *config ? json(config) : json(nullptr);
+  j["config_flag"] = s.config_path.empty() ? json(nullptr) : json(s.config_path);
   j["cuda_wait"] = s.cuda_wait;
   j["alpha"] = shortest_decimal(o.alpha);
   j["beta"] = shortest_decimal(o.beta);
@@ -417,7 +420,8 @@ int fail_options(const Status& status, bool synthetic) {
   static constexpr std::pair<std::string_view, std::string_view> kShape[] = {
       {"n_layers", "--layers"}, {"n_q_heads", "--q-heads"}, {"n_kv_heads", "--kv-heads"}};  // --head-dim: its parser
   static constexpr std::pair<std::string_view, std::string_view> kMethod[] = {
-      {"window_blocks", "--window-blocks"}, {"block_tokens", "--block-tokens"}, {"alpha", "--alpha"},
+      {"window_blocks × block_tokens", "--window-blocks and --block-tokens"}, {"window_blocks", "--window-blocks"},
+      {"block_tokens", "--block-tokens"}, {"alpha", "--alpha"},
       {"beta", "--beta"}, {"min_keep", "--min-keep"}, {"reeval_min_tokens", "--reeval-min-tokens"},
       {"heads_per_task", "--heads-per-task"}, {"threads", "--threads"}, {"staging_limit_bytes", "--staging-mib"}};
   const std::string_view message = status.message();
@@ -483,6 +487,7 @@ int run_model(const Cli& cli) {
 
   Summary s;
   s.cuda_wait = cli.cuda_wait;
+  s.config_path = cli.config_path;
   s.workload = "model " + cli.model_path;
   // Re-evaluations still in flight are published first, so the statistics describe the end state.
   status = attention->runtime().synchronize();
@@ -574,6 +579,7 @@ int run_synthetic(const Cli& cli) {
 
   Summary s;
   s.cuda_wait = cli.cuda_wait;
+  s.config_path = cli.config_path;
   s.workload = "synthetic";
   status = runtime->synchronize();
   if (status) status = collect_layer_stats(*runtime, &s.layers);
@@ -744,8 +750,8 @@ int main(int argc, char** argv) {
     hgca::tools::eprint("hgca-decode: note: no usable GPU, so --backend auto runs on the host, where {} {} no effect\n",
                         fmt::join(cuda_flags, ", "), cuda_flags.size() == 1 ? "has" : "have");
   }
-  if (cli.cuda_wait != "auto" && !on_host) {
-    // Before the runtime creates the device's context.
+  // Before the runtime creates the device's context; without a device, the runtime says so first.
+  if (cli.cuda_wait != "auto" && !on_host && hgca::cuda_device_count() > 0) {
     const auto wait = cli.cuda_wait == "spin"    ? hgca::devmem::HostWait::kSpin
                       : cli.cuda_wait == "yield" ? hgca::devmem::HostWait::kYield
                                                  : hgca::devmem::HostWait::kBlocking;

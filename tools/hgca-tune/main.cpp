@@ -123,21 +123,27 @@ bool is_stdout(const std::string& path) {
 
 [[noreturn]] void fail(const std::string& message) {
   std::fflush(stdout);  // what was printed (a report whose files could not be written) comes first
-  hgca::tools::eprint("hgca-tune: {}\n", message);
+  hgca::tools::eprint("hgca-tune: error: {}\n", message);
   std::exit(1);
 }
 
 /// Writes `text` to `path`. A regular file (or a new one) is written whole or not at all: into a
 /// temporary file beside it, renamed over it, so that a failed write (a full disk) leaves what was
-/// there. In place instead: anything else (a FIFO; /dev/stdout on a pipe), a file this process has
-/// open as stdout or stderr (/dev/stdout redirected there: a rename would leave the report in an
-/// unlinked file), one with other hard links or another owner (a rename would part them from it),
-/// or one whose directory takes no new file. Returns why it failed, or "".
+/// there. A file this process has open as stdout or stderr (/dev/stdout, or the file it was
+/// redirected to) is written through that stream, after what was printed before, as the stream
+/// writes (appending where it appends: a log it goes to keeps its lines). In place instead: anything
+/// else (a FIFO), one with other hard links or another owner (a rename would part them from it), or
+/// one whose directory takes no new file. Returns why it failed, or "".
 std::string write_whole(const std::string& path, const std::string& text) {
   const auto in_place = [&]() -> std::string {
     std::ofstream f(path);
     f << text;
     return f.flush() ? "" : std::strerror(errno);
+  };
+  const auto through = [&](std::FILE* stream) -> std::string {
+    std::fflush(stdout);  // what was printed comes first
+    const bool ok = std::fwrite(text.data(), 1, text.size(), stream) == text.size() && std::fflush(stream) == 0;
+    return ok ? "" : std::strerror(errno);
   };
   struct stat st{};
   const bool exists = ::stat(path.c_str(), &st) == 0;  // the kernel follows every link, /proc's too
@@ -146,10 +152,9 @@ std::string write_whole(const std::string& path, const std::string& text) {
       struct stat o{};
       return ::fstat(fd, &o) == 0 && o.st_dev == st.st_dev && o.st_ino == st.st_ino;
     };
-    if (!S_ISREG(st.st_mode) || open_as(STDOUT_FILENO) || open_as(STDERR_FILENO) || st.st_nlink > 1 ||
-        st.st_uid != ::geteuid()) {
-      return in_place();
-    }
+    if (open_as(STDOUT_FILENO)) return through(stdout);
+    if (open_as(STDERR_FILENO)) return through(stderr);
+    if (!S_ISREG(st.st_mode) || st.st_nlink > 1 || st.st_uid != ::geteuid()) return in_place();
   }
   const std::filesystem::path target = file_named(path);  // through links: the file they name is replaced
   std::string temp = target.string() + ".XXXXXX";
@@ -636,8 +641,10 @@ int main(int argc, char** argv) {
       ->transform(hgca::tools::number_in(1.0, double(1 << 30)));
   app.add_option("--repeats", cli.repeats, "timed runs per point (default 9, quick 5)")->transform(hgca::tools::integer_in<int32_t>(1, 100000));
   auto* gpu_pci = app.add_option("--gpu-pci-bus-id", cli.gpu_pci_bus_id,
-                                 "the GPU whose node to prefer (default: the first NVIDIA GPU hwloc finds)");
+                                 "the GPU whose node to prefer (default: the first NVIDIA GPU hwloc finds)")
+                      ->check(hgca::tools::non_empty("a PCI bus id such as 0000:65:00.0"));
   app.add_option("--gpu-cpus", cli.gpu_cpus, "the GPU's local CPUs as a list (\"0-15\"), where hwloc cannot see the GPU")
+      ->check(hgca::tools::non_empty("a CPU list such as 0-15"))
       ->excludes(gpu_pci);
   if (const auto status = hgca::tools::parse(app, argc, argv)) return *status;
   if (cli.shape.q_heads % cli.shape.kv_heads != 0) {
