@@ -38,17 +38,28 @@ constexpr std::pair<const char*, double Options::*> kOverflowRates[] = {
     {"overflow_h2d_gbps", &Options::overflow_h2d_gbps},         {"overflow_gpu_gbps", &Options::overflow_gpu_gbps},
     {"overflow_gpu_row_gbps", &Options::overflow_gpu_row_gbps}, {"overflow_window_gbps", &Options::overflow_window_gbps}};
 
+/// Nesting past this is refused while parsing: printing or copying a value recurses once per level
+/// (a file nested 200000 deep ended the process on its stack).
+constexpr int kMaxDepth = 64;
+
+/// A value as a message shows it: its JSON, cut after 80 characters.
+std::string shown(const json& j) {
+  std::string text = j.dump(-1, ' ', true);
+  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  return text;
+}
+
 /// Reads an integer field in [lo, hi]; `what` says what the value means.
 Status read_int(const std::string& where, const json& j, const char* key, int64_t lo, int64_t hi,
                 const char* what, int32_t* out) {
   if (!j.is_number_integer()) {
-    return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected an integer {}", where, key, j.dump(), what);
+    return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected an integer {}", where, key, shown(j), what);
   }
   // An unsigned value past int64 would wrap: compare as the file wrote it.
   const bool above = j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(hi);
   const auto v = j.get<int64_t>();
   if (above || v < lo || v > hi) {
-    return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected an integer {}, at most {}", where, key, j.dump(),
+    return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected an integer {}, at most {}", where, key, shown(j),
                  what, hi);
   }
   *out = static_cast<int32_t>(v);
@@ -60,7 +71,7 @@ Status read_number(const std::string& where, const json& j, const char* key, dou
                    double* out) {
   const double v = j.is_number() ? j.get<double>() : std::nan("");
   if (!(v >= lo && v < hi)) {
-    return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected a number {}", where, key, j.dump(), what);
+    return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected a number {}", where, key, shown(j), what);
   }
   *out = v;
   return Status::ok();
@@ -80,7 +91,7 @@ Status read_enum(const std::string& where, const json& j, const char* key, const
   }
   std::string expected;
   for (std::size_t i = 0; i < N; ++i) expected += fmt::format("{}\"{}\"", i ? ", " : "", names[i]);
-  return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected one of {}", where, key, j.dump(), expected);
+  return error(StatusCode::kInvalidArgument, "{}: {} = {}, expected one of {}", where, key, shown(j), expected);
 }
 
 /// Warns (on stderr, once) when `tuned_on` says the file was measured on a machine with other
@@ -89,8 +100,12 @@ Status read_enum(const std::string& where, const json& j, const char* key, const
 void warn_if_tuned_elsewhere(const std::string& where, const json& tuned_on) {
   Machine here;
   if (!tuned_on.is_object() || !Machine::current(&here)) return;
-  const auto said = [&](const char* key) { return tuned_on.contains(key) ? tuned_on[key] : json(); };
-  const json nodes = said("nodes"), cores = said("cores"), isa = said("isa_auto_is");
+  const json none;
+  const auto said = [&](const char* key) -> const json& {
+    const auto it = tuned_on.find(key);
+    return it != tuned_on.end() ? *it : none;
+  };
+  const json &nodes = said("nodes"), &cores = said("cores"), &isa = said("isa_auto_is");
   const int here_nodes = here.topology->node_count(), here_cores = here.topology->total_cores();
   const std::string here_isa = cpu::to_string(cpu::best_isa());
   const bool other = (nodes.is_number_integer() && nodes.get<int64_t>() != here_nodes) ||
@@ -98,7 +113,7 @@ void warn_if_tuned_elsewhere(const std::string& where, const json& tuned_on) {
                      (isa.is_string() && isa.get<std::string>() != here_isa);
   if (!other) return;
   const auto text = [](const json& j) {
-    return j.is_null() ? std::string("?") : j.is_string() ? j.get<std::string>() : j.dump();
+    return j.is_null() ? std::string("?") : j.is_string() ? j.get<std::string>() : shown(j);
   };
   cpu::warn_once(fmt::format("hgca: {} was tuned on another machine ({} NUMA nodes, {} cores, ISA path {}; this one: "
                              "{}, {}, {}): its threads, packing and measured rates may not fit here; run hgca-tune "
@@ -115,7 +130,9 @@ Status load(const std::string& path, const std::string& where, Options* inout) {
   json doc;
   std::string repeated;  // a top-level key given twice (the parser would keep the last silently)
   std::vector<std::string> keys;
+  struct TooDeep {};
   auto note_key = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth > kMaxDepth) throw TooDeep{};
     if (depth == 1 && event == json::parse_event_t::key && repeated.empty()) {
       const auto& key = parsed.get_ref<const std::string&>();
       if (std::find(keys.begin(), keys.end(), key) != keys.end()) repeated = key;
@@ -125,6 +142,9 @@ Status load(const std::string& path, const std::string& where, Options* inout) {
   };
   try {
     doc = json::parse(in, note_key);
+  } catch (const TooDeep&) {
+    return error(StatusCode::kInvalidArgument, "{}: values nested more than {} deep, expected a flat object of options",
+                 where, kMaxDepth);
   } catch (const json::exception& e) {
     return error(StatusCode::kInvalidArgument, "{}: not valid JSON ({})", where, e.what());
   } catch (const std::exception& e) {  // the stream failed
@@ -160,7 +180,7 @@ Status load(const std::string& path, const std::string& where, Options* inout) {
       s = error(StatusCode::kInvalidArgument,
                 "{}: heads_per_task = {} is not a tuned field (it is HGCA §3.3's padding of merged heads, "
                 "set in code); the CPU engine's packing is \"max_packed_heads\" (rename the key)",
-                where, value.dump());
+                where, shown(value));
     } else if (key == "isa") {
       s = read_enum(where, value, "isa", kIsaNames, &o.isa);
     } else if (key == "numa_placement") {
@@ -177,7 +197,7 @@ Status load(const std::string& path, const std::string& where, Options* inout) {
     } else if (key == "tuned_on") {
       if (!value.is_object()) {
         s = error(StatusCode::kInvalidArgument, "{}: tuned_on = {}, expected an object (informational)", where,
-                  value.dump());
+                  shown(value));
       }
     } else {
       s = error(StatusCode::kInvalidArgument,

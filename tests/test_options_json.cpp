@@ -181,6 +181,26 @@ TEST(OptionsJson, EveryBadFieldIsNamed) {
     EXPECT_EQ(o.threads, before.threads);
     EXPECT_EQ(o.max_packed_heads, before.max_packed_heads);
   }
+  // Values nested deep are refused as the file is read (printing or copying them recursed once per
+  // level: 200000 levels ended the process), valid JSON or not, in a field or in tuned_on; a long
+  // value is cut in the message.
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  for (const std::string& text : {R"({"threads": )" + deep + "}", R"({"tuned_on": {"nodes": )" + deep + "}}"}) {
+    const TempFile f(text);
+    Options o = model();
+    const Status s = load_options_json(f.path(), &o);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(), HasSubstr("values nested more than 64 deep"));
+  }
+  std::string long_list = R"({"kv_split_tokens": [0)";
+  for (int i = 1; i < 10000; ++i) long_list += fmt::format(",{}", i);
+  const TempFile long_value(long_list + "]}");
+  Options lo = model();
+  const Status cut = load_options_json(long_value.path(), &lo);
+  EXPECT_THAT(cut.message(), HasSubstr("kv_split_tokens = [0,1,2,3,"));
+  EXPECT_THAT(cut.message(), HasSubstr("..., expected an integer"));
+  EXPECT_LT(cut.message().size(), 400u);
+
   // A good field before a bad one is not applied either.
   const TempFile partial(R"({"threads": 5, "max_packed_heads": -1})");
   Options o = model();
