@@ -5,6 +5,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "cpu/attention_host.hpp"
@@ -181,6 +182,19 @@ TEST(Selection, TopUpPrefersHigherRelativeMawThenOlder) {
   EXPECT_THAT(set.indices, ElementsAre(1u, 0u, 3u));
   kvmgr::top_up(maw, n_ref, 10, set);  // capped at the store size
   EXPECT_THAT(set.indices, ElementsAre(1u, 0u, 3u, 2u));
+}
+
+// A NaN MAW (the weights of a non-finite query) ranks below every number, 0 included, then by age:
+// compared as it is, the order partial_sort needs would not hold.
+TEST(Selection, TopUpRanksNanMawLast) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> maw{nan, 0.1f, nan, 0.0f, 0.2f, nan, 0.05f};
+  const std::vector<uint32_t> n_ref(maw.size(), 10);
+  kvmgr::ContextSet set;
+  kvmgr::top_up(maw, n_ref, 4, set);
+  EXPECT_THAT(set.indices, ElementsAre(4u, 1u, 6u, 3u));
+  kvmgr::top_up(maw, n_ref, 7, set);
+  EXPECT_THAT(set.indices, ElementsAre(4u, 1u, 6u, 3u, 0u, 2u, 5u));
 }
 
 TEST(Selection, GqaObservationIsMaxOverGroupOfMeanOverRows) {

@@ -331,7 +331,8 @@ class Runtime {
   /// the new tokens, sparsely over the selected store. `lse_out` [T, Hq] (optional) receives the
   /// natural-log LSE of the scaled scores over everything attended. q, k and v must be finite:
   /// they are not checked (on the CUDA backend they are device memory), and a NaN or infinity gives
-  /// unspecified outputs, for as long as a K or V row holding one stays in the sequence.
+  /// unspecified outputs, for as long as a K or V row holding one stays in the sequence; in q, k or
+  /// v, the weights it gives may also change which store entries are selected from then on.
   ///
   /// Host backend: host pointers; the call returns when out is written; `stream` is ignored.
   /// CUDA backend: q, k, v, out and lse_out are device (or managed) memory, q, k, v and out

@@ -2,6 +2,8 @@
 #include "kvmgr/selection.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace hgca::kvmgr {
 
@@ -28,8 +30,14 @@ void top_up(std::span<const float> maw, std::span<const uint32_t> n_ref, int64_t
   for (int64_t j = 0; j < m; ++j) {
     if (!set.member[j]) candidates.push_back(static_cast<uint32_t>(j));
   }
+  // A NaN MAW (weights of non-finite inputs) ranks last: compared as it is, the order would not be
+  // strict weak, which partial_sort needs.
+  auto rank = [&](uint32_t j) {
+    const float r = relative_maw(maw[j], n_ref[j]);
+    return std::isnan(r) ? -std::numeric_limits<float>::infinity() : r;
+  };
   auto higher = [&](uint32_t a, uint32_t b) {
-    const float ra = relative_maw(maw[a], n_ref[a]), rb = relative_maw(maw[b], n_ref[b]);
+    const float ra = rank(a), rb = rank(b);
     return ra != rb ? ra > rb : a < b;
   };
   std::partial_sort(candidates.begin(), candidates.begin() + need, candidates.end(), higher);
