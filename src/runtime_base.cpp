@@ -560,21 +560,31 @@ std::vector<std::shared_ptr<kvmgr::Reevaluation>> RuntimeBase::snapshot_reevalua
 
 void RuntimeBase::start_reevaluations(const StepBatch& batch, int32_t layer,
                                       std::vector<std::shared_ptr<kvmgr::Reevaluation>>& jobs) {
+  // Each sequence's failure is its own: the others still start (and publish), then the first is
+  // rethrown.
+  std::exception_ptr failed;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     if (!jobs[i]) continue;
-    batch.seqs[i]->pending[layer] = jobs[i];  // supersedes an older, unpublished one
-    if (opt_.deterministic) {
-      pool_->execute(batch.seqs[i]->node, [&] { kvmgr::run_reevaluation(*jobs[i]); });  // its heads on the node's threads
-      publish(*batch.seqs[i], layer);
-    } else {
-      // In the node's low-priority arena: a scatter or a CPU part that a step waits for must not
-      // queue behind a prefill's re-evaluations.
-      const int node = batch.seqs[i]->node;
-      tbb::task_group& tasks = *reeval_tasks_[static_cast<std::size_t>(node)];
-      pool_->background(node).execute([&] { tasks.run([job = jobs[i]] { kvmgr::run_reevaluation(*job); }); });
+    auto& pending = batch.seqs[i]->pending[layer];
+    pending = jobs[i];  // supersedes an older, unpublished one
+    try {
+      if (opt_.deterministic) {
+        pool_->execute(batch.seqs[i]->node, [&] { kvmgr::run_reevaluation(*jobs[i]); });  // its heads on the node's threads
+        publish(*batch.seqs[i], layer);
+      } else {
+        // In the node's low-priority arena: a scatter or a CPU part that a step waits for must not
+        // queue behind a prefill's re-evaluations.
+        const int node = batch.seqs[i]->node;
+        tbb::task_group& tasks = *reeval_tasks_[static_cast<std::size_t>(node)];
+        pool_->background(node).execute([&] { tasks.run([job = jobs[i]] { kvmgr::run_reevaluation(*job); }); });
+      }
+    } catch (const std::bad_alloc&) {  // StoreMemoryExhausted included
+      if (pending == jobs[i]) pending.reset();  // it never ran: dropped (a publish that failed took it)
+      if (!failed) failed = std::current_exception();
     }
   }
   jobs.clear();
+  if (failed) std::rethrow_exception(failed);
 }
 
 void RuntimeBase::wait_reevaluations() {

@@ -1306,6 +1306,60 @@ TEST(RuntimeStoreMemory, ContextCachesThatCannotGrowAreReportedOnceAndNothingIsL
   }
 }
 
+// Two sequences re-evaluate in one call; the first's new context sets do not fit under the limit:
+// its re-evaluation is dropped (reported), and the second's still runs and is published (it used to
+// be dropped with it, unreported, whenever it came after the one that failed). Found by sweeping
+// the limit for one where A, long, cannot publish though it goes first, and B, short, can.
+TEST(RuntimeStoreMemory, OneSequencesDroppedReevaluationLeavesTheOthersTheirs) {
+  constexpr int32_t kHq = 2, kD = 32;
+  bool seen = false;
+  for (int64_t limit = 4 << 16; limit <= 40 << 16 && !seen; limit += 1 << 14) {
+    Options o = runtime_options();
+    o.n_layers = 1;
+    o.n_q_heads = kHq;
+    o.n_kv_heads = 1;
+    o.head_dim = kD;
+    o.reeval_min_tokens = 16;
+    o.store_limit_bytes = limit;
+    std::unique_ptr<Runtime> rt;
+    ASSERT_TRUE(Runtime::create(o, &rt).is_ok());
+    ASSERT_TRUE(rt->add_sequence(1).is_ok());
+    ASSERT_TRUE(rt->add_sequence(2).is_ok());
+    std::mt19937 rng(1);
+    std::normal_distribution<float> normal;
+    auto step = [&](std::vector<SeqId> ids, std::vector<int32_t> n) -> Status {
+      if (Status s = rt->begin_step(ids, n); !s) return s;
+      int64_t t = 0;
+      for (int32_t x : n) t += x;
+      std::vector<float> q(static_cast<std::size_t>(t * kHq * kD)), kv(static_cast<std::size_t>(t * kD)), out(q.size());
+      for (float& x : q) x = normal(rng);
+      for (float& x : kv) x = normal(rng);
+      const TensorView kv_view{kv.data(), DType::kFloat32, {t, 1, kD}};
+      if (Status s = rt->attention(0, {q.data(), DType::kFloat32, {t, kHq, kD}}, kv_view, kv_view,
+                                   {out.data(), DType::kFloat32, {t, kHq, kD}});
+          !s) {
+        EXPECT_TRUE(rt->abort_step().is_ok());
+        return s;
+      }
+      return rt->end_step();
+    };
+    bool grown = true;  // A: 600 entries, all selected; B: 12
+    for (int i = 0; i < 40 && grown; ++i) grown = step({1}, {15}).is_ok();
+    for (int i = 0; i < 12 && grown; ++i) grown = step({2}, {1}).is_ok();
+    if (!grown || !rt->synchronize().is_ok()) continue;  // the limit is below the histories
+    const Status call = step({1, 2}, {16, 16});  // A first: both re-evaluate
+    const Status sync = rt->synchronize();
+    const Status reported = !call.is_ok() ? call : sync;
+    if (reported.is_ok()) continue;  // both fitted
+    EXPECT_EQ(reported.code(), StatusCode::kOutOfMemory) << reported.message();
+    EXPECT_THAT(reported.message(), HasSubstr("a re-evaluation was dropped")) << reported.message();
+    LayerStats st;
+    ASSERT_TRUE(rt->layer_stats(0, &st).is_ok());
+    seen = st.reevaluations == 1;  // B's, published after A's was dropped
+  }
+  EXPECT_TRUE(seen) << "no limit where A's re-evaluation was dropped and B's was published";
+}
+
 // Steps of random sizes under a store limit, with every selection regime: whatever runs out, and
 // wherever it is reported, every live sequence keeps every row it was given, in order; a step that
 // cannot begin begins once a sequence is released.
