@@ -334,6 +334,38 @@ TEST(StoreMemory, ByteLimitIsExhaustionThatChangesNothing) {
   EXPECT_TRUE(memory->allocate(0, 4096));  // a freed slot serves again
 }
 
+// Memory held and unused counts against the limit until the background thread gives it back, so a
+// large span takes it first: a freed large chunk of its size, or a spare chunk it fits in (a large
+// span used to take a new chunk, refused at the limit with nothing in use).
+TEST(StoreMemory, LargeSpansTakeHeldMemoryBeforeTheLimit) {
+  {
+    auto memory = test::store_memory(options(0, 6, 3 * kChunk));  // room for one large span of 1.6 chunks
+    const std::size_t large = kChunk + kChunk / 2 + 4096;
+    for (int i = 0; i < 100; ++i) {
+      StoreSpan a = memory->allocate(0, large);
+      std::byte* const freed = a.data();
+      a.reset();
+      StoreSpan b = memory->allocate(0, large);  // at once: the background thread has not run
+      ASSERT_TRUE(b) << i;
+      if (memory->chunks().size() == 1) {
+        EXPECT_EQ(b.data(), freed) << i;  // not given back: taken again
+      }
+    }
+  }
+  auto memory = test::store_memory(options(0, 6, 4 * kChunk));
+  std::vector<StoreSpan> spans;
+  EXPECT_THAT(fill_until_refused(*memory, &spans), HasSubstr("store_limit_bytes"));
+  ASSERT_EQ(spans.size(), 64u);  // four chunks of 16
+  const auto held = chunk_ranges(*memory);
+  spans.clear();  // four spare chunks, kept (high water 6)
+  EXPECT_EQ(memory->stats(0).used_bytes, 0);
+  StoreSpan large = memory->allocate(0, kChunk / 2 + 4096);
+  ASSERT_TRUE(large);
+  EXPECT_TRUE(held.contains({large.data(), large.bytes()}));  // a spare, whole
+  EXPECT_EQ(memory->stats(0).chunks, 4);
+  EXPECT_EQ(memory->stats(0).used_bytes, static_cast<int64_t>(kChunk));
+}
+
 // The figures the store's check reads agree with the kernel's own (/proc/meminfo read here).
 TEST(MachineMemory, FiguresAgreeWithTheKernel) {
   const kvmgr::MachineMemory machine;

@@ -268,16 +268,42 @@ void StoreMemory::allocate(int node_index, std::size_t bytes, std::span<StoreSpa
 
 StoreSpan StoreMemory::allocate_large(int node_index, std::size_t bytes) {
   Node& n = node(node_index);
-  std::unique_ptr<StoreChunk> chunk = new_chunk(node_index, round_up(bytes, kPage), false);
-  chunk->large = true;
-  chunk->slot_bytes = chunk->bytes;
-  chunk->slots = chunk->used = chunk->carved = 1;
-  StoreChunk* c = chunk.get();
+  const std::size_t want = round_up(bytes, kPage);
+  auto take = [&](StoreChunk* c) {
+    c->large = true;
+    c->slot_bytes = c->bytes;
+    c->slots = c->used = c->carved = 1;
+    n.stats.used_bytes += static_cast<int64_t>(c->bytes);
+    used_total_.fetch_add(static_cast<int64_t>(c->bytes), std::memory_order_relaxed);
+  };
   std::unique_lock lock(mutex_);
-  adopt_or_free(n, chunk, false, lock);
-  n.stats.used_bytes += static_cast<int64_t>(c->bytes);
-  used_total_.fetch_add(static_cast<int64_t>(c->bytes), std::memory_order_relaxed);
-  note_sync_growth(n);
+  // Memory the node holds and nothing uses serves first, before the background thread would give
+  // it back: it counts against the limit meanwhile. A freed large chunk of this size (up to twice
+  // it: context caches' segments double), else a spare chunk where the span fits one.
+  StoreChunk* c = nullptr;
+  for (const auto& held : n.chunks) {
+    if (held->large && held->used == 0 && held->bytes >= want && held->bytes / 2 < want) {
+      c = held.get();
+      break;
+    }
+  }
+  if (!c && want <= opt_.chunk_bytes && !n.spare.empty()) {
+    c = n.spare.back();
+    n.spare.pop_back();
+    c->cls = nullptr;
+    request_growth(n);
+  }
+  if (c) {
+    take(c);
+  } else {
+    lock.unlock();
+    std::unique_ptr<StoreChunk> chunk = new_chunk(node_index, want, false);
+    c = chunk.get();
+    lock.lock();
+    adopt_or_free(n, chunk, false, lock);
+    take(c);
+    note_sync_growth(n);
+  }
 
   StoreSpan span;
   span.owner_ = shared_from_this();
