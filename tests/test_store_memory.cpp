@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -1278,6 +1279,37 @@ TEST(RuntimeStoreMemory, AStepLargerThanTheMachineFailsBeginStepAtOnce) {
                             {out.data(), DType::kFloat32, {1, 2, 256}}).is_ok());
   ASSERT_TRUE(rt->end_step().is_ok());
   for (float x : out) EXPECT_FLOAT_EQ(x, 0.25f);  // one key: its value
+}
+
+// An append the store can never hold (its blocks' bytes past the memory this process may use) fails
+// before the lists of its blocks are made: with one-token blocks those lists alone took 6 GB (a
+// span per block and KV head, zero-filled) before the allocator refused them.
+TEST(RuntimeStoreMemory, AnAppendPastTheMachineIsRefusedBeforeItsListsAreMade) {
+  Options o = runtime_options();
+  o.n_layers = 1;
+  o.n_kv_heads = 2;
+  o.n_q_heads = 2;
+  o.head_dim = 8;
+  o.block_tokens = 1;  // a block per token and KV head: 256 bytes of store memory each (K, V of 32 bytes)
+  std::unique_ptr<Runtime> rt;
+  ASSERT_TRUE(Runtime::create(o, &rt).is_ok());
+  ASSERT_TRUE(rt->add_sequence(1).is_ok());
+  const double usable = static_cast<double>(kvmgr::MachineMemory().usable_bytes());
+  const double n_new = 1.1 * usable / 256.0 / 2.0;  // blocks of both heads: 10 % past it
+  ASSERT_LT(n_new, double(std::numeric_limits<int32_t>::max())) << "more memory than one append can ask for";
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  const SeqId ids[] = {1};
+  const int32_t counts[] = {static_cast<int32_t>(n_new)};
+  const Status s = rt->begin_step(ids, counts);
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  EXPECT_EQ(s.code(), StatusCode::kOutOfMemory) << s.message();
+  EXPECT_THAT(s.message(), HasSubstr("memory this process may use"));
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 256 << 10) << "KiB of peak memory more, to refuse";
+  const int32_t one[] = {1};
+  EXPECT_TRUE(rt->begin_step(ids, one).is_ok());  // nothing changed
+  EXPECT_TRUE(rt->abort_step().is_ok());
 }
 
 // The context caches cannot grow (every entry selected): the call goes on, its evicted entries

@@ -224,7 +224,12 @@ DramStore::PreparedAppend DramStore::allocate_append(int64_t count) const {
   const int32_t hkv = n_kv_heads();
   const int64_t n_blocks = count / block_tokens_;
 
-  // Every block of the append from one call of the allocator (one lock, not one per block).
+  // Every block of the append from one call of the allocator (one lock, not one per block). One the
+  // store can never hold fails before its lists are made: a block's span, shared block and list
+  // entries (about 200 bytes) count too, as much as its rows where blocks are short.
+  constexpr std::size_t kBlockBookkeeping = sizeof(StoreSpan) + 2 * sizeof(std::shared_ptr<const StoreBlock>) + 64;
+  memory_->check_request(node_, 2 * block_v_offset_, static_cast<std::size_t>(hkv * n_blocks),
+                         kBlockBookkeeping + sizeof(StoreBlock));
   ScalableVector<StoreSpan> spans(static_cast<std::size_t>(hkv * n_blocks));
   memory_->allocate(node_, 2 * block_v_offset_, spans);
   p.blocks.resize(static_cast<std::size_t>(hkv));

@@ -192,21 +192,27 @@ StoreSpan StoreMemory::allocate(int node_index, std::size_t bytes) {
   return span;
 }
 
-void StoreMemory::allocate(int node_index, std::size_t bytes, std::span<StoreSpan> out) {
-  Node& n = node(node_index);
+void StoreMemory::check_request(int node_index, std::size_t bytes, std::size_t count, std::size_t bookkeeping) const {
   const std::size_t size = round_up(std::max<std::size_t>(bytes, 1), kAlignment);
   // More than the store may ever hold (its limit, or the memory this process may use) fails before
   // any chunk is taken: growing towards it would only bring the OOM killer.
-  const double wanted = static_cast<double>(size) * static_cast<double>(out.size());
+  const double wanted = static_cast<double>(size) * static_cast<double>(count);
   if (opt_.limit_bytes > 0 && wanted > static_cast<double>(opt_.limit_bytes)) {
     throw StoreMemoryExhausted(fmt::format("store memory: store_limit_bytes = {} is less than the {:.0f} bytes wanted "
                                            "at once on NUMA node {}; raise the limit", opt_.limit_bytes, wanted, node_index));
   }
-  if (usable_bytes_ > 0 && wanted > static_cast<double>(usable_bytes_)) {
+  const double with_bookkeeping = static_cast<double>(size + bookkeeping) * static_cast<double>(count);
+  if (usable_bytes_ > 0 && with_bookkeeping > static_cast<double>(usable_bytes_)) {
     throw StoreMemoryExhausted(fmt::format("store memory: {:.0f} bytes wanted at once on NUMA node {}, more than the {} "
                                            "bytes of memory this process may use (the machine's, or its cgroup's limit)",
-                                           wanted, node_index, usable_bytes_));
+                                           with_bookkeeping, node_index, usable_bytes_));
   }
+}
+
+void StoreMemory::allocate(int node_index, std::size_t bytes, std::span<StoreSpan> out) {
+  Node& n = node(node_index);
+  const std::size_t size = round_up(std::max<std::size_t>(bytes, 1), kAlignment);
+  check_request(node_index, bytes, out.size());
   std::size_t taken = 0;
   try {
     if (size > opt_.chunk_bytes / 2) {

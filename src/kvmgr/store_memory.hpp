@@ -149,6 +149,10 @@ class StoreMemory : public std::enable_shared_from_this<StoreMemory> {
   /// out.size() spans of at least `bytes` on `node` under one lock (out's spans empty). Throws as
   /// allocate, with every span of `out` left empty.
   void allocate(int node, std::size_t bytes, std::span<StoreSpan> out);
+  /// Throws as allocate(node, bytes, out) would where `count` spans of `bytes`, with `bookkeeping`
+  /// bytes of the caller's own per span, are more than the store may ever hold: a caller checks
+  /// before it makes the lists that would hold them.
+  void check_request(int node, std::size_t bytes, std::size_t count, std::size_t bookkeeping = 0) const;
 
   /// Starts the background growth of `node` if its spare chunks are below the low-water mark (a
   /// sequence joining the node calls it, so that its first steps find memory ready).
