@@ -27,6 +27,9 @@ struct Machine {
 /// Runtime::create on `machine` (without HGCA_CONFIG): validates `options`, including the ISA
 /// path against the machine's CPU, and builds the backend they ask for.
 Status create_runtime(const Options& options, const Machine& machine, std::unique_ptr<Runtime>* out);
+/// Runtime::create on `machine`: HGCA_CONFIG's file applied over `options` (an error in it, or an
+/// ISA path it sets that the machine's CPU lacks, named with it), then create_runtime.
+Status create_runtime_with_config(const Options& options, const Machine& machine, std::unique_ptr<Runtime>* out);
 
 /// The host backend; fails when the store memory cannot be set up.
 Status make_host_runtime(const Options& options, const Machine& machine, std::unique_ptr<Runtime>* out);

@@ -284,6 +284,28 @@ class ScopedConfigEnv {
   ~ScopedConfigEnv() { unsetenv("HGCA_CONFIG"); }
 };
 
+// A file tuned on another machine may set an ISA path this CPU lacks: create names the file.
+TEST(OptionsJson, AnIsaPathHgcaConfigSetsThatTheCpuLacksIsNamedWithIt) {
+  const TempFile f(R"({"isa": "avx512"})");
+  Machine m;
+  ASSERT_TRUE(Machine::current(&m).is_ok());
+  m.isas = {CpuIsa::kAvx2, CpuIsa::kPortable};  // a CPU without AVX-512
+  const ScopedConfigEnv env(f.path());
+  std::unique_ptr<Runtime> rt;
+  Status s = create_runtime_with_config(model(), m, &rt);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("create: HGCA_CONFIG = \"" + f.path() + "\" sets isa = avx512: this CPU cannot run"));
+  EXPECT_FALSE(rt);
+  Options o = model();
+  o.isa = CpuIsa::kAvx512;  // asked in code too: the caller's
+  s = create_runtime_with_config(o, m, &rt);
+  EXPECT_THAT(s.message(), HasSubstr("create: isa = avx512: this CPU cannot run"));
+  o.isa = CpuIsa::kAvx2;
+  const TempFile portable(R"({"isa": "portable"})");
+  const ScopedConfigEnv env2(portable.path());
+  EXPECT_TRUE(create_runtime_with_config(o, m, &rt).is_ok());  // a path it runs
+}
+
 TEST(OptionsJson, HgcaConfigIsAppliedByCreate) {
   const TempFile f(R"({"threads": 1, "max_packed_heads": 2, "kv_split_tokens": 512, "isa": "portable"})");
   Options o = model();
