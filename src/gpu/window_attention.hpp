@@ -84,7 +84,8 @@ int launch_window_attention(const WindowAttentionParams& p, void* stream);
 
 /// Loads every kernel launch_window_attention can take for p's dtype and head dim (decode and
 /// generic paths) and does their setup on the current device (once per device), so that no later
-/// call there (one inside a stream capture included) loads a module or sets an attribute. Only the shape fields of `p` are read. Returns the CUDA error.
+/// call there (one inside a stream capture included) loads a module or sets an attribute. Only the
+/// shape fields of `p` are read. Returns the CUDA error.
 int load_window_attention_kernels(const WindowAttentionParams& p);
 
 }  // namespace hgca::gpu
