@@ -111,7 +111,7 @@ struct Options {
   int32_t n_layers = 0;    ///< L, attention layers
   int32_t n_q_heads = 0;   ///< Hq, query heads
   int32_t n_kv_heads = 0;  ///< Hkv, KV heads; Hq % Hkv == 0 (GQA group G = Hq / Hkv, 1 = MHA)
-  int32_t head_dim = 0;    ///< D, a multiple of 8 in [8, 256]
+  int32_t head_dim = 0;    ///< D, a multiple of 8 in [8, 256] (another ≥ 1: kUnsupported)
   DType dtype = DType::kBFloat16;  ///< dtype of q, k, v, out and of the stored KV
   float sm_scale = 0.0f;   ///< score scale; 0 means 1/sqrt(head_dim)
 
@@ -136,7 +136,8 @@ struct Options {
   // --- execution ---
   Backend backend = Backend::kAuto;
   /// Sequences alive at once. The CUDA backend pre-allocates every layer's window ring for this
-  /// many sequences (L × max_sequences × W × Hkv × D × 2 elements of device memory); add_sequence
+  /// many sequences (L × max_sequences × W × Hkv × (D × 2 elements + a 4-byte MAW) of device
+  /// memory, each layer rounded up to 256 bytes); add_sequence
   /// beyond it fails with kOutOfMemory on either backend.
   int32_t max_sequences = 16;
   /// CPU worker threads over all NUMA nodes, at most: 0 or more than the cores runs one per core
@@ -149,8 +150,8 @@ struct Options {
   HostHandoff handoff = HostHandoff::kAuto;  ///< CUDA backend: streams → host side (see HostHandoff)
   /// CUDA backend: FlashD2H's pinned staging, where each call's new K and V rows land before the
   /// CPU scatters them into the store. The calls of every layer take its slots in turn: as many
-  /// slots as this many bytes hold at the largest call so far, at least 4, at most 2 per layer and
-  /// never exactly 1 per layer. Staging cycled through beyond the CPU's last-level cache slows the
+  /// slots as this many bytes hold at the largest call so far, at least 4 (even past this limit),
+  /// at most 2 per layer (a 1-layer model: 2) and never exactly 1 per layer. Staging cycled through beyond the CPU's last-level cache slows the
   /// scatter: the rows no longer arrive in the cache (bench/results/session32, session33). > 0; the
   /// host backend ignores it.
   int64_t staging_limit_bytes = int64_t{64} << 20;
@@ -169,8 +170,8 @@ struct Options {
   /// the node; on the CUDA backend pinned and registered with the GPU, one registration per chunk)
   /// and kept ahead of need by a background thread. A multiple of 4096, at least 64 KiB. Each slot
   /// size in use holds a chunk of its own and two spare chunks per node are kept ready, so even a
-  /// small runtime holds a few chunks (about 100 MiB at the default): lower it where many small
-  /// runtimes share a process.
+  /// small runtime holds several chunks once it stores anything (the tiny model's run: 6, 192 MiB
+  /// at the default): lower it where many small runtimes share a process.
   int64_t store_chunk_bytes = int64_t{32} << 20;
   /// At most this many bytes of store memory over all nodes (at least store_chunk_bytes); 0: no
   /// limit of its own. Either way the store takes no chunk that would leave less than 1/32 of the
@@ -390,7 +391,7 @@ class Runtime {
   virtual Status read_kv(int32_t layer, SeqId id, void* k_out, void* v_out) const = 0;
 
   /// Waits for all enqueued work (CUDA backend) and for asynchronous re-evaluations, and publishes
-  /// them. layer_stats, sequence_length and read_kv wait for enqueued work themselves. Calls
+  /// them. layer_stats and read_kv wait for enqueued work themselves (sequence_length needs none). Calls
   /// captured into a CUDA graph are the caller's to wait for: synchronize the stream the graph was
   /// launched on first (the runtime does not see the launch).
   virtual Status synchronize() = 0;

@@ -682,7 +682,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::IsMember({"auto", "cached", "streamed"}))->group(exec_group);
   auto* staging_mib = app.add_option("--staging-mib", cli.staging_mib, "the CUDA backend's pinned staging of new K/V rows (FlashD2H), "
                  "in MiB: the layers' calls share as many slots as this holds at the largest call (at least 4, at "
-                 "most 2 per layer, never exactly 1 per layer); staging beyond the CPU's last-level cache slows the scatter")
+                 "most 2 per layer (a 1-layer model: 2), never exactly 1 per layer); staging beyond the CPU's last-level cache slows the scatter")
       ->capture_default_str()->transform(positive)->group(exec_group);
   app.add_flag("--deterministic", o.deterministic, "re-evaluations publish before the next call (reproducible runs)")
       ->group(exec_group);
