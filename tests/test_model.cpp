@@ -387,11 +387,11 @@ std::string tokenizer_bytes(int32_t max_token_length, const std::vector<std::pai
 // Lengths a corrupt file claims are checked against the file before anything is allocated.
 TEST_F(LoaderErrorTest, TokenizerLengthsTheFileCannotHoldAreRefused) {
   std::unique_ptr<Tokenizer> tok;
-  Status status = Tokenizer::load(file_with(tokenizer_bytes(-1, {{1, "a"}})), 1, &tok);
+  Status status = Tokenizer::load(file_with(tokenizer_bytes(-1, {{1, "a"}})), 3, &tok);
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(status.message().find("max_token_length = -1, expected ≥ 0"), std::string::npos) << status.message();
   const int32_t huge = std::numeric_limits<int32_t>::max();
-  status = Tokenizer::load(file_with(tokenizer_bytes(huge, {{huge, "abc"}})), 1, &tok);
+  status = Tokenizer::load(file_with(tokenizer_bytes(huge, {{huge, "abc"}})), 3, &tok);
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(status.message().find("expected 2147483647 bytes of token 0, the file ends first"), std::string::npos)
       << status.message();
@@ -423,6 +423,59 @@ TEST_F(LoaderErrorTest, ASmallVocabularyEncodesUnknownBytesAsUnk) {
   ASSERT_TRUE(status.is_ok()) << status.message();
   const std::vector<int32_t> tokens = tok->encode("Zoo", /*bos=*/true, /*eos=*/false);
   EXPECT_EQ(tokens, (std::vector<int32_t>{kBosToken, kUnkToken, kUnkToken, 3, 3}));  // BOS, " ", "Z", "o", "o"
+}
+
+// What a tokenizer must hold for the model: the three fixed ids (a vocabulary of 1 crashed the
+// encoder on BOS), finite scores (NaN never won a merge: prompts stayed bytes), and no token past the
+// model's vocabulary (another model's tokenizer loaded in silence).
+TEST_F(LoaderErrorTest, ATokenizerThatCannotServeTheModelIsRefused) {
+  const std::vector<std::pair<int32_t, std::string>> three = {{5, "<unk>"}, {3, "<s>"}, {4, "</s>"}};
+  std::unique_ptr<Tokenizer> tok;
+  Status status = Tokenizer::load(file_with(tokenizer_bytes(5, three)), 1, &tok);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("the model's vocab_size = 1, expected ≥ 3"), std::string::npos) << status.message();
+  std::string scored = tokenizer_bytes(5, three);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(scored.data() + 4 + (4 + 4 + 5), &nan, sizeof nan);  // token 1's score
+  status = Tokenizer::load(file_with(scored), 3, &tok);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("token 1 has score nan, expected a finite number"), std::string::npos)
+      << status.message();
+  auto four = three;
+  four.emplace_back(1, "a");
+  status = Tokenizer::load(file_with(tokenizer_bytes(5, four)), 3, &tok);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("the file goes on after the model's vocab_size = 3 tokens"), std::string::npos)
+      << status.message();
+  EXPECT_EQ(tok, nullptr);
+  EXPECT_TRUE(Tokenizer::load(file_with(tokenizer_bytes(5, four)), 4, &tok).is_ok());
+}
+
+// Finite weights whose activations overflow give logits of NaN, which argmax read as token 0
+// ("<unk>" after <unk>): the generation is an error naming the position instead.
+TEST_F(LoaderErrorTest, LogitsThatAreNotFiniteEndTheGeneration) {
+  if (!std::filesystem::exists(kCheckpointPath)) GTEST_SKIP() << "stories260K not found under " << kDataDir;
+  std::unique_ptr<Checkpoint> good;
+  ASSERT_TRUE(Checkpoint::load(kCheckpointPath, &good).is_ok());
+  const Weights& w = good->weights();
+  std::ifstream in(kCheckpointPath, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const float huge = 3e38f;
+  std::memcpy(bytes.data() + 28 + (w.wq + 10 - w.token_embedding) * sizeof(float), &huge, sizeof huge);
+  std::unique_ptr<Checkpoint> ckpt;
+  ASSERT_TRUE(Checkpoint::load(file_with(bytes), &ckpt).is_ok());  // finite: the loader takes it
+  std::unique_ptr<Tokenizer> tok;
+  ASSERT_TRUE(Tokenizer::load(kTokenizerPath, ckpt->config().vocab_size, &tok).is_ok());
+  Model model(*ckpt);
+  ExactAttention exact(model.attention_shape());
+  ASSERT_TRUE(exact.add_sequence(1).is_ok());
+  GenerateOptions options;
+  options.steps = 20;
+  Generation g;
+  const Status status = generate_greedy(model, *tok, exact, 1, "Once upon a time", options, &g);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("generate: the logits at position"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("are not finite"), std::string::npos) << status.message();
 }
 
 TEST_F(LoaderErrorTest, MissingTokenizerIsNotFound) {

@@ -28,6 +28,14 @@ std::vector<double> log_softmax(std::span<const float> logits) {
   return out;
 }
 
+// Logits that are not all finite would be argmax'd into token 0 and read as text: an error instead.
+Status finite_logits(std::span<const float> logits, std::size_t pos, const char* who) {
+  if (std::all_of(logits.begin(), logits.end(), [](float l) { return std::isfinite(l); })) return Status::ok();
+  return {StatusCode::kInvalidArgument,
+          fmt::format("{}: the logits at position {} are not finite (NaN or infinity): the checkpoint's activations "
+                      "overflow fp32 there, or the attention gave a non-finite output", who, pos)};
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -61,6 +69,7 @@ Status generate_greedy(Model& model, const Tokenizer& tokenizer, AttentionBacken
   auto t0 = std::chrono::steady_clock::now();
   Status status = model.forward({ids, n_new, start_pos, g.fed}, attention, LogitsOf::kLastToken, &logits);
   if (!status) return status;
+  if (status = finite_logits(logits, static_cast<std::size_t>(n_prefill - 1), "generate"); !status) return status;
   g.prefill_seconds = seconds_since(t0);
   if (options.on_step) options.on_step(n_prefill);
 
@@ -83,6 +92,7 @@ Status generate_greedy(Model& model, const Tokenizer& tokenizer, AttentionBacken
     status = model.forward({ids, n_new, start_pos, std::span<const int32_t>(&g.fed.back(), 1)}, attention,
                            LogitsOf::kLastToken, &logits);
     if (!status) return status;
+    if (status = finite_logits(logits, static_cast<std::size_t>(pos) + 1, "generate"); !status) return status;
     g.decode_seconds.push_back(seconds_since(t0));
     if (options.on_step) options.on_step(pos + 2);
   }
@@ -126,6 +136,7 @@ Status compare_with_exact(Model& model, const Generation& generation, Fidelity* 
     const std::size_t pos = static_cast<std::size_t>(generation.first_sampled_pos) + i;
     const std::span<const float> le(exact_logits.data() + pos * V, V);
     const std::span<const float> lh(generation.sampled_logits.data() + i * V, V);
+    if (status = finite_logits(le, pos, "compare_with_exact (exact attention)"); !status) return status;
     const auto chosen = static_cast<std::size_t>(generation.sampled[i]);
     if (static_cast<std::size_t>(argmax(le)) == chosen) ++agree;
     const std::vector<double> lpe = log_softmax(le), lph = log_softmax(lh);

@@ -2,9 +2,11 @@
 #include "model/tokenizer.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -34,9 +36,10 @@ Status Tokenizer::load(const std::string& path, int32_t vocab_size, std::unique_
   if (!in) {
     return {StatusCode::kNotFound, fmt::format("tokenizer '{}': cannot open: {}", path, std::strerror(errno))};
   }
-  if (vocab_size <= 0) {
+  if (vocab_size < 3) {
     return {StatusCode::kInvalidArgument,
-            fmt::format("tokenizer '{}': vocab_size must be positive, got {}", path, vocab_size)};
+            fmt::format("tokenizer '{}': the model's vocab_size = {}, expected ≥ 3 (ids 0, 1, 2 are <unk>, <s>, </s>)",
+                        path, vocab_size)};
   }
   const auto read = [&in](void* dst, std::size_t bytes) {
     return static_cast<bool>(in.read(static_cast<char*>(dst), static_cast<std::streamsize>(bytes)));
@@ -71,6 +74,11 @@ Status Tokenizer::load(const std::string& path, int32_t vocab_size, std::unique_
               fmt::format("tokenizer '{}': expected {} tokens (the model's vocab_size), the file ends in token {}",
                           path, vocab_size, i)};
     }
+    if (!std::isfinite(score)) {
+      return {StatusCode::kInvalidArgument,
+              fmt::format("tokenizer '{}': token {} has score {}, expected a finite number (merges compare them)", path,
+                          i, score)};
+    }
     if (len < 0 || len > max_token_length) {
       return {StatusCode::kInvalidArgument,
               fmt::format("tokenizer '{}': token {} has length {}, expected 0..{} (max_token_length)", path, i, len,
@@ -87,6 +95,12 @@ Status Tokenizer::load(const std::string& path, int32_t vocab_size, std::unique_
               fmt::format("tokenizer '{}': expected {} bytes of token {}, the file ends first", path, len, i)};
     }
     tok->scores_[static_cast<std::size_t>(i)] = score;
+  }
+  // More tokens than the model's vocabulary: the tokenizer of another model.
+  if (in.peek() != std::char_traits<char>::eof()) {
+    return {StatusCode::kInvalidArgument,
+            fmt::format("tokenizer '{}': the file goes on after the model's vocab_size = {} tokens, expected it to end "
+                        "there (a tokenizer for another vocabulary?)", path, vocab_size)};
   }
   for (int32_t i = 0; i < vocab_size; ++i) {
     tok->ids_.emplace(tok->pieces_[static_cast<std::size_t>(i)], i);  // first id wins on duplicates
