@@ -14,6 +14,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cli_run.hpp"
 #include "hgca/hgca.hpp"
@@ -261,6 +262,30 @@ TEST(HgcaDecode, StepsShorterThanThePromptAreReported) {
   text = run(cmd + "12 2>&1", &status);
   EXPECT_EQ(status, 0) << text;
   EXPECT_EQ(text.find("warning"), std::string::npos) << text;
+}
+
+// A checkpoint whose head size (dim / n_heads) the runtime does not take: the refusal names the
+// checkpoint's fields, not a flag (it named nothing).
+TEST(HgcaDecode, AHeadSizeTheRuntimeCannotTakeIsTheCheckpoints) {
+  const std::string dir = hgca::test::data_dir("HGCA_SHARED_DIR", HGCA_SHARED_DIR) + "/data/stories260K";
+  if (!std::filesystem::exists(dir + "/tok512.bin")) GTEST_SKIP() << "stories260K not found under " << dir;
+  // dim 8, hidden 8, 1 layer, 4 heads of 2 (and 4 KV heads), vocabulary 512 (shared classifier), 8 positions.
+  const int32_t header[7] = {8, 8, 1, 4, 4, 512, 8};
+  const std::size_t floats = 512 * 8 + 8 + 4 * 8 * 8 + 8 + 3 * 8 * 8 + 8 + 2 * 8 * 1;
+  const auto path = std::filesystem::temp_directory_path() / ("hgca_decode_hs2_" + std::to_string(::getpid()) + ".bin");
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(header), sizeof header);
+    const std::vector<float> zeros(floats, 0.0f);
+    out.write(reinterpret_cast<const char*>(zeros.data()), static_cast<std::streamsize>(zeros.size() * sizeof(float)));
+  }
+  int status = -1;
+  const std::string text = run(std::string(HGCA_DECODE_EXE) + " --backend host --model " + path.string() +
+                                   " --tokenizer " + dir + "/tok512.bin --steps 2 2>&1", &status);
+  std::filesystem::remove(path);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << text;
+  EXPECT_NE(text.find("head_dim = 2, expected a multiple of 8 in [8, 256] (set by the checkpoint's dim / n_heads)"),
+            std::string::npos) << text;
 }
 
 }  // namespace

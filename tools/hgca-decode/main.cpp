@@ -414,8 +414,8 @@ void note_config_overrides(const hgca::Options& asked, const hgca::Options& used
 }
 
 /// fail() for the runtime refusing its options: a message about an Options field ("create:
-/// window_blocks = 0, …") also names the flag that set it (the model's shape comes from its
-/// checkpoint, the synthetic workload's from flags).
+/// window_blocks = 0, …") also names the flag that set it (or, for the model's shape, its
+/// checkpoint).
 int fail_options(const Status& status, bool synthetic) {
   static constexpr std::pair<std::string_view, std::string_view> kShape[] = {
       {"n_layers", "--layers"}, {"n_q_heads", "--q-heads"}, {"n_kv_heads", "--kv-heads"}};  // --head-dim: its parser
@@ -433,8 +433,12 @@ int fail_options(const Status& status, bool synthetic) {
     }
     return {};
   };
+  // The model's shape is its checkpoint's (head_dim = dim / n_heads): say so, not a flag.
+  static constexpr std::pair<std::string_view, std::string_view> kCheckpoint[] = {
+      {"n_layers", "the checkpoint's n_layers"}, {"n_q_heads", "the checkpoint's n_heads"},
+      {"n_kv_heads", "the checkpoint's n_kv_heads"}, {"head_dim", "the checkpoint's dim / n_heads"}};
   std::string_view flag = set_by(kMethod);
-  if (flag.empty() && synthetic) flag = set_by(kShape);
+  if (flag.empty()) flag = synthetic ? set_by(kShape) : set_by(kCheckpoint);
   if (flag.empty()) return fail(status);
   hgca::tools::eprint("hgca-decode: error ({}): {} (set by {})\n", hgca::to_string(status.code()), message, flag);
   return 1;
