@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -142,6 +144,76 @@ TEST_F(StoriesTest, TokenizerRoundTripsAndFallsBackToBytes) {
   EXPECT_TRUE(saw_byte_token);
   EXPECT_EQ(decoded, text);
   EXPECT_EQ(tokenizer_->encode("", true, false), std::vector<int32_t>{kBosToken});
+}
+
+/// run.c's encode as run.c writes it, over a tokenizer file read here: the dummy prefix, UTF-8 code
+/// points looked up whole or as bytes, then after every merge a rescan of every pair for the best
+/// score (the leftmost of equals, above -1e10).
+std::vector<int32_t> run_c_encode(const std::string& tokenizer_path, int32_t vocab_size, const std::string& text) {
+  std::ifstream in(tokenizer_path, std::ios::binary);
+  int32_t max_len = 0;
+  in.read(reinterpret_cast<char*>(&max_len), sizeof max_len);
+  std::vector<std::string> pieces(static_cast<std::size_t>(vocab_size));
+  std::vector<float> scores(pieces.size());
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    int32_t len = 0;
+    in.read(reinterpret_cast<char*>(&scores[i]), sizeof(float));
+    in.read(reinterpret_cast<char*>(&len), sizeof len);
+    pieces[i].resize(static_cast<std::size_t>(len));
+    in.read(pieces[i].data(), len);
+  }
+  const auto id_of = [&](const std::string& piece) {
+    const auto it = std::find(pieces.begin(), pieces.end(), piece);
+    return it == pieces.end() ? -1 : static_cast<int32_t>(it - pieces.begin());
+  };
+  std::vector<int32_t> tokens{kBosToken};
+  if (!text.empty()) tokens.push_back(id_of(" "));
+  for (std::size_t c = 0; c < text.size();) {
+    std::size_t end = c + 1;
+    while (end < text.size() && end - c < 4 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
+    const std::string point = text.substr(c, end - c);
+    if (const int32_t id = id_of(point); id >= 0) {
+      tokens.push_back(id);
+    } else {
+      for (char byte : point) tokens.push_back(static_cast<unsigned char>(byte) + 3);
+    }
+    c = end;
+  }
+  for (;;) {
+    float best = -1e10f;
+    int32_t best_id = -1;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
+      const int32_t id = id_of(pieces[static_cast<std::size_t>(tokens[i])] + pieces[static_cast<std::size_t>(tokens[i + 1])]);
+      if (id >= 0 && scores[static_cast<std::size_t>(id)] > best) {
+        best = scores[static_cast<std::size_t>(id)];
+        best_id = id;
+        at = i;
+      }
+    }
+    if (best_id < 0) break;
+    tokens[at] = best_id;
+    tokens.erase(tokens.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+  }
+  return tokens;
+}
+
+// The encoder merges from a heap (run.c rescans every pair after each merge: quadratic in the prompt);
+// its tokens are run.c's on random texts of words, spaces, punctuation, repeated runs, multi-byte
+// UTF-8 and stray bytes.
+TEST_F(StoriesTest, EncodingIsRunCsOnRandomTexts) {
+  const std::vector<std::string> parts = {"the", " ", "a", "Once", " upon", "ll", "e", ",", ".", "!", "\n", "  ",
+                                          "aaaa", "\xC3\xAA", "\xE4\xB8\xAD", "\xF0\x9F\x98\x80", "\xFF", "\x80",
+                                          "Lily", "ing", "0", "zz"};
+  std::mt19937 rng(17);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::string text;
+    const int n = static_cast<int>(rng() % (trial < 100 ? 20 : 200));
+    for (int i = 0; i < n; ++i) text += parts[rng() % parts.size()];
+    EXPECT_EQ(tokenizer_->encode(text, /*bos=*/true, /*eos=*/false),
+              run_c_encode(kTokenizerPath, checkpoint_->config().vocab_size, text))
+        << "text: " << text;
+  }
 }
 
 TEST_F(StoriesTest, ExactAttentionReproducesReadmeTexts) {
