@@ -1296,7 +1296,7 @@ TEST(RuntimeStoreMemory, AnAppendPastTheMachineIsRefusedBeforeItsListsAreMade) {
   ASSERT_TRUE(rt->add_sequence(1).is_ok());
   const double usable = static_cast<double>(kvmgr::MachineMemory().usable_bytes());
   const double n_new = 1.1 * usable / 256.0 / 2.0;  // blocks of both heads: 10 % past it
-  ASSERT_LT(n_new, double(std::numeric_limits<int32_t>::max())) << "more memory than one append can ask for";
+  if (n_new >= double(std::numeric_limits<int32_t>::max())) GTEST_SKIP() << "more memory than one append can ask for";
   rusage before{};
   getrusage(RUSAGE_SELF, &before);
   const SeqId ids[] = {1};
