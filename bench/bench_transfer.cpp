@@ -690,6 +690,12 @@ void BM_ComputeBeside(benchmark::State& state) {
   BENCH_CUDA(cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking));
   cudaEvent_t start = nullptr, stop = nullptr;
   for (cudaEvent_t* e : {&start, &stop}) BENCH_CUDA(cudaEventCreate(e));
+  auto release = [&] {
+    cudaStreamSynchronize(t);
+    cudaStreamDestroy(s);
+    cudaStreamDestroy(t);
+    for (cudaEvent_t e : {start, stop}) cudaEventDestroy(e);
+  };
   int sms = 0;
   BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   auto kernel = [&] { return launch_compute(sms * 4, 1 << 18, out.p, s); };
@@ -732,6 +738,7 @@ void BM_ComputeBeside(benchmark::State& state) {
     if (moved.load() == 0) {
       stop_beside = true;
       beside.join();
+      release();
       return state.SkipWithError("the transfer beside the kernel did not move in 30 s");
     }
   }
@@ -752,10 +759,7 @@ void BM_ComputeBeside(benchmark::State& state) {
   if (beside.joinable()) beside.join();
   state.counters["kernel_ms_median"] = median(ms_each);
   state.counters["beside_GBps"] = static_cast<double>(moved_during) / wall / 1e9;
-  cudaStreamSynchronize(t);
-  cudaStreamDestroy(s);
-  cudaStreamDestroy(t);
-  for (cudaEvent_t e : {start, stop}) cudaEventDestroy(e);
+  release();
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 #include "model/tokenizer.hpp"
 
 #include <cctype>
-#include <cmath>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <queue>
