@@ -319,12 +319,25 @@ void run_engine(benchmark::State& state, const std::vector<int64_t>& lengths, in
   // 60 GB/s from one second to the next), the ratio to a read taken once before the row compares
   // two states. A pair's ratio is over the faster of its two reads.
   std::vector<double> paired;
+  // The slowest worker's busy time over the mean, per step (busy_max_over_mean sums the steps
+  // first, which averages one step's imbalance with the next's).
+  std::vector<double> balance;
+  std::vector<double> busy_before;
   double read_before = dram_read_gbps(arena, w.kv_bytes, 1).wall;
   for (auto _ : state) {
+    busy_before = st.busy_seconds;
     const double c0 = process_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     benchmark::DoNotOptimize(engine.attend(dtype, kGroup, kHeadDim, scale, w.items, arena, &st).is_ok());
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    busy_before.resize(st.busy_seconds.size(), 0.0);
+    double busy_max = 0.0, busy_sum = 0.0;
+    for (size_t i = 0; i < st.busy_seconds.size(); ++i) {
+      const double busy = st.busy_seconds[i] - busy_before[i];
+      busy_max = std::max(busy_max, busy);
+      busy_sum += busy;
+    }
+    if (busy_sum > 0.0) balance.push_back(busy_max * static_cast<double>(st.busy_seconds.size()) / busy_sum);
     cpu_seconds += process_cpu_seconds() - c0;
     state.SetIterationTime(s);
     seconds += s;
@@ -336,6 +349,11 @@ void run_engine(benchmark::State& state, const std::vector<int64_t>& lengths, in
   std::sort(paired.begin(), paired.end());
   state.counters["ratio_paired_median"] = paired[paired.size() / 2];
   state.counters["ratio_paired_min"] = paired.front();
+  if (!balance.empty()) {
+    std::sort(balance.begin(), balance.end());
+    state.counters["busy_max_over_mean_step_median"] = balance[balance.size() / 2];
+    state.counters["busy_max_over_mean_step_worst"] = balance.back();
+  }
   state.SetLabel(std::string(hgca::cpu::to_string(engine.isa())) + " " + hgca::to_string(dtype) + " threads=" + std::to_string(threads));
 }
 
