@@ -178,7 +178,7 @@ struct Rate {
   double core_share = 0.0;  // of the best wall-clock rep: CPU time / (threads × wall time)
 };
 
-/// XOR of the 8-word lines [p, p + n) (n a multiple of 8), the plain way: what the compiler makes of
+/// XOR of the words [p, p + n) (n a multiple of 16), the plain way: what the compiler makes of
 /// it without target flags (16-byte loads, no prefetch).
 uint64_t read_plain(const uint64_t* p, size_t n) {
   uint64_t acc[8] = {};
@@ -250,6 +250,12 @@ Rate dram_read_gbps(tbb::task_arena& arena, int64_t bytes, int reps = 5) {
   return best;
 }
 
+/// The slowest worker's busy time over the mean (0 when nothing was busy).
+double max_over_mean(const std::vector<double>& busy) {
+  const double sum = std::accumulate(busy.begin(), busy.end(), 0.0);
+  return sum > 0.0 ? *std::max_element(busy.begin(), busy.end()) * static_cast<double>(busy.size()) / sum : 0.0;
+}
+
 void report(benchmark::State& state, const Workload& w, double seconds, double cpu_seconds, int threads, Rate dram,
             const SparseEngineStats& st) {
   const double bytes = static_cast<double>(w.kv_bytes) * static_cast<double>(state.iterations());
@@ -265,11 +271,7 @@ void report(benchmark::State& state, const Workload& w, double seconds, double c
   state.counters["kv_MB"] = static_cast<double>(w.kv_bytes) / 1e6;
   state.counters["tasks"] = static_cast<double>(st.tasks);
   state.counters["split_tokens"] = static_cast<double>(st.kv_split_tokens);
-  const auto& b = st.busy_seconds;
-  if (!b.empty()) {
-    const double mean = std::accumulate(b.begin(), b.end(), 0.0) / static_cast<double>(b.size());
-    state.counters["busy_max_over_mean"] = *std::max_element(b.begin(), b.end()) / mean;
-  }
+  if (!st.busy_seconds.empty()) state.counters["busy_max_over_mean"] = max_over_mean(st.busy_seconds);
   state.SetBytesProcessed(w.kv_bytes * state.iterations());
 }
 
@@ -322,7 +324,7 @@ void run_engine(benchmark::State& state, const std::vector<int64_t>& lengths, in
   // The slowest worker's busy time over the mean, per step (busy_max_over_mean sums the steps
   // first, which averages one step's imbalance with the next's).
   std::vector<double> balance;
-  std::vector<double> busy_before;
+  std::vector<double> busy_before, step_busy;
   double read_before = dram_read_gbps(arena, w.kv_bytes, 1).wall;
   for (auto _ : state) {
     busy_before = st.busy_seconds;
@@ -331,13 +333,9 @@ void run_engine(benchmark::State& state, const std::vector<int64_t>& lengths, in
     benchmark::DoNotOptimize(engine.attend(dtype, kGroup, kHeadDim, scale, w.items, arena, &st).is_ok());
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     busy_before.resize(st.busy_seconds.size(), 0.0);
-    double busy_max = 0.0, busy_sum = 0.0;
-    for (size_t i = 0; i < st.busy_seconds.size(); ++i) {
-      const double busy = st.busy_seconds[i] - busy_before[i];
-      busy_max = std::max(busy_max, busy);
-      busy_sum += busy;
-    }
-    if (busy_sum > 0.0) balance.push_back(busy_max * static_cast<double>(st.busy_seconds.size()) / busy_sum);
+    step_busy.resize(st.busy_seconds.size());
+    for (size_t i = 0; i < step_busy.size(); ++i) step_busy[i] = st.busy_seconds[i] - busy_before[i];
+    if (const double r = max_over_mean(step_busy); r > 0.0) balance.push_back(r);
     cpu_seconds += process_cpu_seconds() - c0;
     state.SetIterationTime(s);
     seconds += s;

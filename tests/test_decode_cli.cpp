@@ -250,10 +250,13 @@ TEST(HgcaDecode, AStderrThatCannotBeWrittenDoesNotEndTheRun) {
   }
 }
 
+/// Where the tiny model lies (../shared beside the checkout, or HGCA_SHARED_DIR).
+std::string stories_dir() { return hgca::test::data_dir("HGCA_SHARED_DIR", HGCA_SHARED_DIR) + "/data/stories260K"; }
+
 // --steps counts the prompt's positions (run.c's rule): fewer than the prompt runs part of it and
 // generates nothing, which the user is told.
 TEST(HgcaDecode, StepsShorterThanThePromptAreReported) {
-  const std::string dir = hgca::test::data_dir("HGCA_SHARED_DIR", HGCA_SHARED_DIR) + "/data/stories260K";
+  const std::string dir = stories_dir();
   if (!std::filesystem::exists(dir + "/stories260K.bin")) GTEST_SKIP() << "stories260K not found under " << dir;
   const std::string cmd = std::string(HGCA_DECODE_EXE) + " --backend host --model " + dir + "/stories260K.bin --tokenizer " +
                           dir + "/tok512.bin --prompt 'Once upon a time there was' --steps ";
@@ -269,8 +272,8 @@ TEST(HgcaDecode, StepsShorterThanThePromptAreReported) {
 // A checkpoint whose head size (dim / n_heads) the runtime does not take: the refusal names the
 // checkpoint's fields, not a flag (it named nothing).
 TEST(HgcaDecode, AHeadSizeTheRuntimeCannotTakeIsTheCheckpoints) {
-  const std::string dir = hgca::test::data_dir("HGCA_SHARED_DIR", HGCA_SHARED_DIR) + "/data/stories260K";
-  if (!std::filesystem::exists(dir + "/tok512.bin")) GTEST_SKIP() << "stories260K not found under " << dir;
+  const std::string dir = stories_dir();
+  if (!std::filesystem::exists(dir + "/stories260K.bin")) GTEST_SKIP() << "stories260K not found under " << dir;
   // dim 8, hidden 8, 1 layer, 4 heads of 2 (and 4 KV heads), vocabulary 512 (shared classifier), 8 positions.
   const int32_t header[7] = {8, 8, 1, 4, 4, 512, 8};
   const std::size_t floats = 512 * 8 + 8 + 4 * 8 * 8 + 8 + 3 * 8 * 8 + 8 + 2 * 8 * 1;
