@@ -11,7 +11,11 @@
 namespace hgca {
 namespace {
 
-bool positive(double x) { return std::isfinite(x) && x > 0.0; }
+// Slower rates are refused: their seconds per byte overflow (a 1e-310 GB/s rate priced an empty
+// item at 0 · inf, and the plan was NaN).
+constexpr double kMinGbps = 1e-3;
+
+bool rate(double x) { return std::isfinite(x) && x >= kMinGbps; }
 
 /// Seconds per byte of K+V for an item of `rows` query rows: at `gbps` while memory-bound, at
 /// `row_gbps` per row once the rows make it compute-bound.
@@ -35,8 +39,9 @@ Status check_overflow_rates(const OverflowRates& r) {
                                                   {"gpu_row_gbps", r.gpu_row_gbps},
                                                   {"window_gbps", r.window_gbps}};
   for (const auto& [name, value] : rates) {
-    if (!positive(value)) {
-      return {StatusCode::kInvalidArgument, fmt::format("overflow rates: {} = {}, expected a finite rate > 0", name, value)};
+    if (!rate(value)) {
+      return {StatusCode::kInvalidArgument,
+              fmt::format("overflow rates: {} = {}, expected a finite rate ≥ {} GB/s", name, value, kMinGbps)};
     }
   }
   const std::pair<const char*, double> fixed[] = {{"gpu_fixed_s", r.gpu_fixed_s}, {"cpu_fixed_s", r.cpu_fixed_s}};
@@ -73,8 +78,9 @@ Status check_overflow_options(const Options& o) {
       {"overflow_h2d_gbps", o.overflow_h2d_gbps}, {"overflow_gpu_gbps", o.overflow_gpu_gbps},
       {"overflow_gpu_row_gbps", o.overflow_gpu_row_gbps}, {"overflow_window_gbps", o.overflow_window_gbps}};
   for (const auto& [name, value] : rates) {
-    if (!std::isfinite(value) || value < 0.0) {
-      return {StatusCode::kInvalidArgument, fmt::format("{} = {}, expected a finite rate ≥ 0 in GB/s (0: the default)", name, value)};
+    if (value != 0.0 && !rate(value)) {
+      return {StatusCode::kInvalidArgument,
+              fmt::format("{} = {}, expected 0 (the default) or a finite rate ≥ {} GB/s", name, value, kMinGbps)};
     }
   }
   return Status::ok();

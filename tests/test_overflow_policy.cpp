@@ -282,6 +282,9 @@ TEST(OverflowPolicy, RefusesBadInputByName) {
   expect_invalid(rates_with([](auto& r) { r.gpu_fixed_s = -1e-6; }), "gpu_fixed_s");
   expect_invalid(rates_with([](auto& r) { r.cpu_fixed_s = NAN; }), "cpu_fixed_s");
   expect_invalid(rates_with([](auto& r) { r.window_gbps = 0; }), "window_gbps = 0");
+  // Rates whose seconds per byte overflow (an empty item then cost 0 · inf: a NaN plan).
+  expect_invalid(rates_with([](auto& r) { r.cpu_gbps = 1e-310; }), "cpu_gbps = 1e-310");
+  expect_invalid(rates_with([](auto& r) { r.window_gbps = 1e-4; }), "expected a finite rate ≥ 0.001 GB/s");
   expect_invalid(plan_overflow_all(items, -2.0, ok, &out), "window_s = -2");
   expect_invalid(plan_overflow_all(bad_rows, 0.0, ok, &out), "rows = 0");
   EXPECT_EQ(out.bytes_moved, 123);
@@ -321,6 +324,9 @@ TEST(OverflowPolicy, RatesFromOptions) {
   EXPECT_TRUE(check_overflow_options(o).is_ok());
   o.overflow_cpu_row_gbps = -1.0;
   expect_invalid(check_overflow_options(o), "overflow_cpu_row_gbps = -1");
+  o.overflow_cpu_row_gbps = 0.0;
+  o.overflow_window_gbps = 1e-320;  // passed, then made every call's window_s inf: a kInternal at the first plan
+  expect_invalid(check_overflow_options(o), "overflow_window_gbps = 1e-320, expected 0 (the default) or a finite rate ≥ 0.001 GB/s");
 }
 
 }  // namespace

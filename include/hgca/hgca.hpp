@@ -189,7 +189,7 @@ struct Options {
   OverflowMode overflow = OverflowMode::kAuto;
   /// kAuto moves items only when the predicted critical path drops by at least this fraction, in [0, 1).
   double overflow_margin = 0.1;
-  /// The cost model's rates in GB/s (src/overflow_policy.hpp); 0 keeps the default, the GPU
+  /// The cost model's rates in GB/s, each 0 or at least 0.001 (src/overflow_policy.hpp); 0 keeps the default, the GPU
   /// machine's figures. cpu: the CPU engine over selected K+V (hgca-tune's measurement, written to
   /// its JSON); cpu_row: the CPU engine per query row once compute-bound; h2d: the GPU reading
   /// host memory; gpu, gpu_row: the GPU's sparse attention, as the CPU's; window: the window's
@@ -208,7 +208,7 @@ struct Options {
 /// "avx512", "avx512bf16"), "numa_placement" ("auto", "balanced", "gpu_local"), the overflow
 /// policy's "overflow" ("auto", "off", "always"), "overflow_margin" (a number in [0, 1)) and rates
 /// "overflow_cpu_gbps", "overflow_cpu_row_gbps", "overflow_h2d_gbps", "overflow_gpu_gbps",
-/// "overflow_gpu_row_gbps", "overflow_window_gbps" (numbers ≥ 0; hgca-tune writes the first), and
+/// "overflow_gpu_row_gbps", "overflow_window_gbps" (0 or numbers ≥ 0.001; hgca-tune writes the first), and
 /// "tuned_on" (an object describing the measurement; where its "nodes", "cores" or "isa_auto_is"
 /// differ from this machine's, the file loads with a warning on stderr, once). Any other key, a
 /// wrong type or an out-of-range value is an error (kInvalidArgument) naming the file, the key, the
