@@ -203,9 +203,16 @@ Status RuntimeBase::add_sequence(SeqId id) {
                    id, opt_.n_layers, opt_.window_blocks, opt_.block_tokens, window_mib);
     }
     seq->node = node;
-    seq->pending.resize(static_cast<std::size_t>(opt_.n_layers));
-    seq->reserved.resize(static_cast<std::size_t>(opt_.n_layers));
-    seqs_.emplace(id, std::move(seq));
+    // Undone if what follows runs out of memory: the backend took resources for it (a ring slot).
+    try {
+      seq->pending.resize(static_cast<std::size_t>(opt_.n_layers));
+      seq->reserved.resize(static_cast<std::size_t>(opt_.n_layers));
+      seqs_.reserve(seqs_.size() + 1);  // the emplace then allocates its node only, before it moves seq
+      seqs_.emplace(id, std::move(seq));
+    } catch (...) {
+      if (seq) drop_sequence(*seq);
+      throw;
+    }
     store_memory_->prepare(node);  // its first steps find chunks ready
     return Status::ok();
   });
