@@ -100,7 +100,9 @@ Status HostCalls::launch(cudaStream_t stream, Fn fn, void* arg, bool captured, b
   if (slot == capacity_) {
     if (mode_ == HostHandoff::kPoll) fallbacks_.fetch_add(1, std::memory_order_relaxed);
     if (cudaError_t e = cudaLaunchHostFunc(stream, fn, arg); e != cudaSuccess) {
-      return Status(StatusCode::kInternal, std::string("cudaLaunchHostFunc failed: ") + cudaGetErrorString(e));
+      cudaGetLastError();  // not left for the next call's check to report as its own
+      return Status(StatusCode::kInternal, std::string("cudaLaunchHostFunc failed: ") + cudaGetErrorString(e) + " (" +
+                                               cudaGetErrorName(e) + ")");
     }
     return Status::ok();
   }
@@ -196,12 +198,13 @@ void HostCalls::serve() {
     }
     std::unique_lock lock(mutex_);
     const bool captured = std::any_of(active_.begin(), active_.end(), [&](uint32_t i) { return entries_[i].captured; });
-    if (captured) {
-      wake_.wait_for(lock, kNap);
-    } else {
-      wake_.wait(lock, [&] { return stop_.load() || !active_.empty(); });
-    }
-    last = std::chrono::steady_clock::now();
+    // Woken by a call added since the last pass (also one added before the lock: no notify lost),
+    // it spins again; a nap that ends with nothing new only looks once more, then naps again (a
+    // graph captured and never launched kept a core busy: 2 ms of spinning after each nap).
+    const auto added = [&] { return stop_.load() || version_.load(std::memory_order_relaxed) != seen_; };
+    const bool woken = captured ? wake_.wait_for(lock, kNap, added)
+                                : (wake_.wait(lock, [&] { return stop_.load() || !active_.empty(); }), true);
+    if (woken) last = std::chrono::steady_clock::now();
   }
 }
 

@@ -7,6 +7,8 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <time.h>
+
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -149,6 +151,37 @@ TEST_P(HostCallsTest, CallsCapturedOnceFreeTheirSlotsAfterTheLaunch) {
     ASSERT_EQ(calls_->slots_in_use(), 0u) << "round " << round;
   }
   EXPECT_EQ(calls_->fallbacks(), 0u);
+}
+
+// A graph captured and not launched yet (perhaps never) leaves the thread napping, looking at its
+// slot every 100 µs, not spinning: it kept a core busy (2 ms of spinning after each nap, ~0.93 of
+// a core); and the call still runs at the launch.
+TEST_P(HostCallsTest, AWaitingCapturedCallLeavesTheCoreIdle) {
+  if (calls_->mode() != HostHandoff::kPoll) GTEST_SKIP() << "callback mode has no thread of ours";
+  test::DevBuf<int> dev(1);
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal), cudaSuccess);
+  enqueue(1, dev.p, 0, true);
+  ASSERT_EQ(cudaStreamEndCapture(stream_, &graph), cudaSuccess);
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // past the spin after the last call
+  const auto cpu_seconds = [] {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  };
+  const double c0 = cpu_seconds();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(cpu_seconds() - c0, 0.25 * wall) << "the process's CPU time while only a captured call waits";
+  ASSERT_EQ(cudaGraphLaunch(exec, stream_), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  EXPECT_EQ(probe_.calls.load(), 1);
+  EXPECT_EQ(read(dev.p, 1), std::vector<int>{1});
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, HostCallsTest, ::testing::Values(HostHandoff::kPoll, HostHandoff::kCallback),
