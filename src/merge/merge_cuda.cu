@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 
 #include "merge/merge_cuda.hpp"
 
@@ -75,8 +77,16 @@ __global__ void merge_kernel(Sides<N> sides, int64_t rows, int32_t quads, T* out
 template <int N>
 int launch(const MergeSide* in, int64_t rows, int32_t head_dim, DType dtype, void* out, float* lse_out,
            cudaStream_t s) {
+  if (rows < 0 || head_dim <= 0 || head_dim % 4 != 0) return cudaErrorInvalidValue;
+  if (dtype != DType::kFloat32 && dtype != DType::kFloat16 && dtype != DType::kBFloat16) return cudaErrorInvalidValue;
+  // The kernel reads each side's o as float4 and writes out 4 elements at once: a misaligned
+  // pointer would end the CUDA context (cudaErrorMisalignedAddress is sticky).
+  const auto aligned = [](const void* p, std::size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; };
+  for (int i = 0; i < N; ++i) {
+    if (!aligned(in[i].o, 16)) return cudaErrorInvalidValue;
+  }
+  if (!aligned(out, 4 * dtype_size(dtype))) return cudaErrorInvalidValue;
   if (rows == 0) return cudaSuccess;
-  if (head_dim % 4 != 0) return cudaErrorInvalidValue;
   Sides<N> sides;
   for (int i = 0; i < N; ++i) {
     sides.o[i] = reinterpret_cast<const float4*>(in[i].o);

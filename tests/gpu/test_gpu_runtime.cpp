@@ -799,6 +799,7 @@ TEST_P(MergeKernel, MatchesTheReferenceReadingTheCpuSideFromMappedMemory) {
   ASSERT_TRUE(dout.reserve(out_bytes).is_ok());
   ASSERT_TRUE(dlse.reserve(c.rows * sizeof(float)).is_ok());
   ASSERT_TRUE(dout.fill(0x7F, out_bytes, stream).is_ok());
+  ASSERT_TRUE(dlse.fill(0xFF, c.rows * sizeof(float), stream).is_ok());  // NaN: rows the kernel skips show
   const int launched = sides == 2 ? merge::launch_merge_states(in[0].o, in[0].lse, in[1].o, in[1].lse, c.rows,
                                                                 c.head_dim, c.dtype, dout.get(),
                                                                 static_cast<float*>(dlse.get()), stream.get())
@@ -848,6 +849,36 @@ TEST(MergeKernel, RefusesOneOrFourSides) {
     EXPECT_EQ(merge::launch_merge_states(std::span(sides, count), 1, 8, DType::kFloat32, nullptr, nullptr, nullptr),
               static_cast<int>(cudaErrorInvalidValue));
   }
+}
+
+// Arguments the kernel cannot take are refused before anything is launched: a misaligned pointer
+// would have ended the CUDA context (cudaErrorMisalignedAddress is sticky). A good merge still runs.
+TEST(MergeKernel, RefusesBadArgumentsAndLaunchesNothing) {
+  devmem::Stream stream;
+  ASSERT_TRUE(devmem::Stream::create(&stream).is_ok());
+  devmem::DeviceBuffer o, lse, out;
+  ASSERT_TRUE(o.reserve(4096).is_ok());
+  ASSERT_TRUE(lse.reserve(256).is_ok());
+  ASSERT_TRUE(out.reserve(4096).is_ok());
+  ASSERT_TRUE(o.fill(0, 4096, stream).is_ok());
+  ASSERT_TRUE(lse.fill(0, 256, stream).is_ok());
+  const auto* of = static_cast<const float*>(o.get());
+  const auto* lf = static_cast<const float*>(lse.get());
+  auto* ob = static_cast<std::byte*>(out.get());
+  auto merge2 = [&](const float* a, int64_t rows, int32_t d, DType dtype, void* dst) {
+    return merge::launch_merge_states(a, lf, of, lf, rows, d, dtype, dst, nullptr, stream.get());
+  };
+  constexpr int kInvalid = cudaErrorInvalidValue;
+  EXPECT_EQ(merge2(of + 1, 2, 8, DType::kFloat32, ob), kInvalid);       // o 4 bytes past 16-byte alignment
+  EXPECT_EQ(merge2(of, 2, 8, DType::kFloat32, ob + 8), kInvalid);       // fp32 out: 16-byte stores
+  EXPECT_EQ(merge2(of, 2, 8, DType::kBFloat16, ob + 4), kInvalid);      // bf16 out: 8-byte stores
+  EXPECT_EQ(merge2(of, -1, 8, DType::kFloat32, ob), kInvalid);
+  EXPECT_EQ(merge2(of, 2, 6, DType::kFloat32, ob), kInvalid);
+  EXPECT_EQ(merge2(of, 2, 0, DType::kFloat32, ob), kInvalid);
+  EXPECT_EQ(merge2(of, 2, 8, static_cast<DType>(7), ob), kInvalid);
+  EXPECT_EQ(merge2(of, 2, 8, DType::kBFloat16, ob + 8), 0);             // 8-byte aligned: taken
+  ASSERT_TRUE(stream.synchronize().is_ok());
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
 // 32 × 32 rows of 128 (the benchmark's shape), head dims 8 and 256, and 70 000 rows: far more rows
