@@ -37,7 +37,7 @@ TEST(HgcaDecode, TinySyntheticRunPrintsItsJson) {
   EXPECT_EQ(j.at("prefill_steps"), 3);
   EXPECT_GT(j.at("tokens_per_s").get<double>(), 0.0);
   EXPECT_GT(j.at("store_memory").at("used_bytes").get<int64_t>(), 0);
-  EXPECT_GE(j.at("decode_sync_growths").get<int64_t>(), 0);
+  EXPECT_TRUE(j.at("decode_sync_growths").is_number_integer());
   EXPECT_EQ(j.at("staging_limit_bytes").get<int64_t>(), int64_t{64} << 20);
   EXPECT_EQ(j.at("threads"), 1);
   EXPECT_EQ(j.at("threads_used"), 1);

@@ -3,15 +3,11 @@
 // chunk and slot functions, so their index arithmetic is checked here without a GPU.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
-#include <random>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "gpu/sparse_attention.hpp"
-#include "reference/reference.hpp"
 
 namespace hgca::gpu {
 namespace {
@@ -76,37 +72,6 @@ TEST(SparseAttentionPlan, PartialSlotsAreDistinctAndInsideTheWorkspace) {
     }
   }
   EXPECT_EQ(sparse_attention_workspace_bytes(SparseAttentionPlan{4, 1, 1, 0}, 10, 128), 0u);
-}
-
-// Splitting a set by its chunks and merging the chunks' (o, lse) by LSE (fp64) gives the whole
-// set's attention: the chunks partition the keys.
-TEST(SparseAttentionPlan, ChunksMergedByLseGiveTheWholeSet) {
-  std::mt19937_64 rng(5);
-  const int32_t g = 3, d = 16, rows = 2;
-  const int64_t n = 1000;
-  const auto q = ref::normal(rng, rows * g * d), k = ref::normal(rng, n * d), v = ref::normal(rng, n * d);
-  std::vector<double> want_o, want_lse;
-  ref::attention_over_set(q, rows, g, k, v, n, d, 0.5, want_o, want_lse);
-  const SparseAttentionPlan plan{4, 2, 7, 6};
-  const SparseKeyChunks ch = sparse_key_chunks(n, rows * g, plan);
-  ASSERT_EQ(ch.count, 6);  // 143 keys per split, rounded up to 192
-  std::vector<double> o(want_o.size(), 0.0), lse(want_lse.size(), -INFINITY);
-  for (int32_t c = 0; c < ch.count; ++c) {
-    const int64_t k0 = c * ch.size, k1 = std::min(n, k0 + ch.size);
-    const std::vector<double> kc(k.begin() + k0 * d, k.begin() + k1 * d), vc(v.begin() + k0 * d, v.begin() + k1 * d);
-    std::vector<double> oc, lc;
-    ref::attention_over_set(q, rows, g, kc, vc, k1 - k0, d, 0.5, oc, lc);
-    for (int32_t x = 0; x < rows * g; ++x) {
-      std::vector<double> merged;
-      double merged_lse = 0.0;
-      ref::merge(std::vector<double>(o.begin() + x * d, o.begin() + (x + 1) * d), lse[x],
-                 std::vector<double>(oc.begin() + x * d, oc.begin() + (x + 1) * d), lc[x], merged, merged_lse);
-      std::copy(merged.begin(), merged.end(), o.begin() + x * d);
-      lse[x] = merged_lse;
-    }
-  }
-  EXPECT_LE(ref::relative_error(o, want_o), 1e-12);
-  for (std::size_t x = 0; x < lse.size(); ++x) EXPECT_NEAR(lse[x], want_lse[x], 1e-12);
 }
 
 SparseAttentionShape shape(int32_t items, int64_t n, int32_t rows) {

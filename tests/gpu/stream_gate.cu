@@ -19,21 +19,27 @@ __global__ void wait_for_gate(volatile int* flags) {
 
 StreamGate::StreamGate(void* stream) {
   void* p = nullptr;
-  cudaHostAlloc(&p, 2 * sizeof(int), cudaHostAllocMapped);
+  if (cudaHostAlloc(&p, 2 * sizeof(int), cudaHostAllocMapped) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
   flags_ = static_cast<volatile int*>(p);
   flags_[0] = 0;
   flags_[1] = 0;
   wait_for_gate<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(flags_);
+  holding_ = cudaGetLastError() == cudaSuccess;
 }
 
 StreamGate::~StreamGate() {
   open();
   cudaDeviceSynchronize();
-  cudaFreeHost(const_cast<int*>(flags_));
+  if (flags_) cudaFreeHost(const_cast<int*>(flags_));
 }
 
-void StreamGate::open() { flags_[0] = 1; }
+void StreamGate::open() {
+  if (flags_) flags_[0] = 1;
+}
 
-bool StreamGate::timed_out() const { return flags_[1] != 0; }
+bool StreamGate::timed_out() const { return flags_ && flags_[1] != 0; }
 
 }  // namespace hgca::test

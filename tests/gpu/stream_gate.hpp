@@ -12,9 +12,13 @@ class StreamGate {
   void open();
   /// Whether the kernel gave up waiting (only meaningful once the stream has passed it).
   bool timed_out() const;
+  /// Whether the kernel holds the stream: its flags were allocated and it was launched (otherwise
+  /// nothing holds the stream, and a test that relies on the gate proves nothing).
+  bool holding() const { return holding_; }
 
  private:
   volatile int* flags_ = nullptr;  // [0] gate, [1] timed out; mapped pinned memory
+  bool holding_ = false;
 };
 
 }  // namespace hgca::test

@@ -592,6 +592,9 @@ TEST(CudaAsync, AttentionReturnsWhileTheStreamIsBusy) {
     std::unique_ptr<test::StreamGate> gate;
     gated.before_attention = [&] { gate = std::make_unique<test::StreamGate>(gated.stream().get()); };
     gated.enqueue_step({1}, {n}, in);  // would hang here (until the gate times out) if it blocked
+    ASSERT_TRUE(gate->holding()) << "the gate kernel was not launched: nothing held the stream";
+    EXPECT_EQ(cudaStreamQuery(static_cast<cudaStream_t>(gated.stream().get())), cudaErrorNotReady)
+        << "the stream was idle once attention() returned: the gate did not hold it";
     gate->open();
     ASSERT_EQ(plain.outputs(), gated.outputs()) << "step " << step;
     EXPECT_FALSE(gate->timed_out()) << "attention() waited for the stream";

@@ -72,6 +72,7 @@ TEST_P(HostCallsTest, EachCallHoldsTheStreamUntilItHasReturned) {
   test::DevBuf<int> dev(kCalls);
   {
     test::StreamGate gate(stream_);
+    ASSERT_TRUE(gate.holding());
     enqueue(kCalls, dev.p, 0, false);
     gate.open();
   }
@@ -114,6 +115,7 @@ TEST_P(HostCallsTest, DirectCallsFreeTheirSlots) {
   for (int round = 0; round < 4; ++round) {
     {
       test::StreamGate gate(stream_);
+      ASSERT_TRUE(gate.holding());
       enqueue(kRound, dev.p, 0, false);
       gate.open();
     }

@@ -135,6 +135,13 @@ void expect_same_outputs(const Options& a_opt, const Options& b_opt, int steps, 
     for (std::size_t l = 0; l < ra.size(); ++l) {
       for (double x : rb[l].out) ASSERT_FALSE(std::isnan(x));
       ASSERT_LE(ref::relative_error(rb[l].out, ra[l].out), tolerance(a_opt.dtype)) << "step " << step << " layer " << l;
+      ASSERT_LE(ref::worst_row_error(rb[l].out, ra[l].out, a_opt.head_dim), 2 * tolerance(a_opt.dtype))
+          << "step " << step << " layer " << l << ": one (token, head) row";
+      ASSERT_EQ(rb[l].lse.size(), ra[l].lse.size());
+      for (std::size_t i = 0; i < ra[l].lse.size(); ++i) {
+        ASSERT_NEAR(rb[l].lse[i], ra[l].lse[i], 1e-5 * std::max(1.0, std::abs(static_cast<double>(ra[l].lse[i]))))
+            << "step " << step << " layer " << l << " row " << i;
+      }
     }
   }
   check_b(b.runtime());

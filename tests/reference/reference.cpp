@@ -158,6 +158,7 @@ void merge(const std::vector<double>& o_a, double lse_a, const std::vector<doubl
 }
 
 double relative_error(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return HUGE_VAL;
   double num = 0, den = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
     num += (a[i] - b[i]) * (a[i] - b[i]);
@@ -165,6 +166,30 @@ double relative_error(const std::vector<double>& a, const std::vector<double>& b
   }
   if (den == 0) return num == 0 ? 0 : HUGE_VAL;
   return std::sqrt(num / den);
+}
+
+double worst_row_error(const std::vector<double>& a, const std::vector<double>& b, std::size_t row) {
+  if (a.size() != b.size() || row == 0 || b.size() % row != 0) return HUGE_VAL;
+  const std::size_t rows = b.size() / row;
+  if (rows == 0) return 0;
+  std::vector<double> num(rows, 0.0), den(rows, 0.0);
+  double all = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    num[i / row] += (a[i] - b[i]) * (a[i] - b[i]);
+    den[i / row] += b[i] * b[i];
+    all += b[i] * b[i];
+  }
+  const double rms = all / static_cast<double>(rows);
+  double worst = 0;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const double d = std::max(den[r], rms);
+    if (d == 0) {
+      if (num[r] != 0) return HUGE_VAL;
+      continue;
+    }
+    worst = std::max(worst, std::sqrt(num[r] / d));
+  }
+  return worst;
 }
 
 std::vector<std::byte> encode(const std::vector<double>& values, DType dtype) {

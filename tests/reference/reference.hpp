@@ -36,8 +36,14 @@ std::vector<double> maw_observation(const std::vector<double>& q, int64_t n, int
 void merge(const std::vector<double>& o_a, double lse_a, const std::vector<double>& o_b,
            double lse_b, std::vector<double>& out, double& lse);
 
-/// ||a − b||₂ / ||b||₂ (0 when both are 0).
+/// ||a − b||₂ / ||b||₂ (0 when both are 0; HUGE_VAL when the sizes differ).
 double relative_error(const std::vector<double>& a, const std::vector<double>& b);
+
+/// The largest relative error of one row of `row` values (a (token, head) output), over that row's
+/// norm or the rows' RMS norm, whichever is larger: an error confined to a few rows is not diluted
+/// by the others as in relative_error over a whole layer. HUGE_VAL when the sizes differ or do not
+/// divide into rows.
+double worst_row_error(const std::vector<double>& a, const std::vector<double>& b, std::size_t row);
 
 /// Element conversions through hgca's dtypes (round to nearest even), for building inputs.
 std::vector<std::byte> encode(const std::vector<double>& values, DType dtype);
