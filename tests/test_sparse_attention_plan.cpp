@@ -3,6 +3,7 @@
 // chunk and slot functions, so their index arithmetic is checked here without a GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
