@@ -535,7 +535,9 @@ class CudaRuntime final : public RuntimeBase {
       seq->layers.emplace_back(window_tokens_, opt_.block_tokens, opt_.n_kv_heads, opt_.head_dim, elem_size_,
                                store_memory_, node);
     }
-    seq->ring = free_rings_.back();  // add_sequence bounded the count by max_sequences
+    // add_sequence bounded the count by max_sequences, and every sequence gives its ring back.
+    if (free_rings_.empty()) throw std::logic_error("add_sequence: no free window ring (one was lost)");
+    seq->ring = free_rings_.back();
     free_rings_.pop_back();
     return seq;
   }
