@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 
 #include <filesystem>
 #include <fstream>
@@ -44,6 +45,21 @@ TEST(HgcaDecode, TinySyntheticRunPrintsItsJson) {
   EXPECT_EQ(j.at("cpu").at("threads_per_node").at(0), 1);
   EXPECT_NE(j.at("cpu").at("isa"), "auto");  // the path that ran
   EXPECT_TRUE(j.at("config").is_null());
+}
+
+// Under taskset the pool counts the CPUs the process may run on, not the machine's: one CPU allowed,
+// one thread (it counted every core: threads that could not run, and cpu_stats said they did).
+TEST(HgcaDecode, ThreadsFollowTheProcessCpuBinding) {
+  if (std::system("taskset -c 0 true >/dev/null 2>&1") != 0) GTEST_SKIP() << "no taskset here";
+  int status = -1;
+  const std::string text = run(std::string("HGCA_CONFIG= taskset -c 0 ") + HGCA_DECODE_EXE +
+                                   " --backend host --layers 1 --window-blocks 2 --context 64 --chunk 64"
+                                   " --decode-steps 1 --json 2>/dev/null",
+                               &status);
+  ASSERT_EQ(status, 0) << text;
+  const auto j = nlohmann::json::parse(text);
+  EXPECT_EQ(j.at("threads_used"), 1) << text;
+  EXPECT_EQ(j.at("cpu").at("threads_per_node").at(0), 1) << text;
 }
 
 // Without decode steps there is no rate: null, as the percentiles (tokens_per_s said 0).

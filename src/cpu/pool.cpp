@@ -91,7 +91,13 @@ Status Topology::load(std::string source, const std::string& what, bool machine,
   // GPUs are PCI devices: keep the important ones (GPUs, NICs) on the machine, all from a file.
   hwloc_topology_set_io_types_filter(t->topo_, machine ? HWLOC_TYPE_FILTER_KEEP_IMPORTANT
                                                        : HWLOC_TYPE_FILTER_KEEP_ALL);
-  if (as_this_system) hwloc_topology_set_flags(t->topo_, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM);
+  // The machine as this process may use it: CPUs outside its binding (taskset, numactl) are not
+  // counted, and a node left without any gets no threads (it stays a memory node).
+  if (as_this_system || machine) {
+    unsigned long flags = HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM;
+    if (machine) flags |= HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING;
+    hwloc_topology_set_flags(t->topo_, flags);
+  }
   if (t->source_.starts_with("xml:")) {
     if (hwloc_topology_set_xml(t->topo_, what.c_str()) != 0) {
       return error(StatusCode::kInvalidArgument, "topology xml = \"{}\": hwloc cannot read it ({})", what,
