@@ -225,6 +225,26 @@ TEST(Pool, WarnsAndBindsItselfWhenTbbbindIsMissing) {
   }
 }
 
+// hgca's binding of a node's workers fails (here: node 1's CPUs are not this machine's): numa_bound
+// says so once a worker has tried (it said true, and the failure was silent).
+TEST(Pool, AWorkerThatCannotBeBoundClearsNumaBound) {
+  std::shared_ptr<const Topology> t;
+  ASSERT_TRUE(Topology::from_synthetic("pack:2 numa:1 core:2 pu:1(indexes=0,1,900,901)", &t, /*as_this_system=*/true)
+                  .is_ok());
+  std::unique_ptr<Pool> pool;
+  PoolOptions o;
+  o.threads_per_node = 2;
+  o.tbb_numa_nodes = std::vector<int>{-1};
+  o.warn_on_stderr = false;
+  ASSERT_TRUE(Pool::create(t, o, &pool).is_ok());
+  EXPECT_TRUE(pool->numa_bound());  // nobody tried yet
+  std::atomic<bool> ran{false};
+  pool->arena(1).enqueue([&] { ran = true; });  // on a worker, which the binder binds as it enters
+  for (int i = 0; i < 2000 && !ran; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(ran);
+  EXPECT_FALSE(pool->numa_bound());
+}
+
 TEST(Pool, ArenasPerNodeOnASyntheticMachine) {
   std::unique_ptr<Pool> pool;
   PoolOptions o;

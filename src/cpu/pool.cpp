@@ -325,8 +325,8 @@ int node_of_memory(const Topology& topology, const void* p, std::size_t bytes) {
 /// Binds the workers that join one arena to its node's CPUs, for when oneTBB cannot (no tbbbind).
 class Pool::NodeBinder final : public tbb::task_scheduler_observer {
  public:
-  NodeBinder(tbb::task_arena& arena, hwloc_topology_t topo, hwloc_const_cpuset_t cpus)
-      : tbb::task_scheduler_observer(arena), topo_(topo), cpus_(hwloc_bitmap_dup(cpus)) {
+  NodeBinder(tbb::task_arena& arena, hwloc_topology_t topo, const NumaNode& node, hwloc_const_cpuset_t cpus)
+      : tbb::task_scheduler_observer(arena), topo_(topo), node_(node), cpus_(hwloc_bitmap_dup(cpus)) {
     observe(true);
   }
   ~NodeBinder() override {
@@ -335,12 +335,22 @@ class Pool::NodeBinder final : public tbb::task_scheduler_observer {
   }
   void on_scheduler_entry(bool is_worker) override {
     // Only workers: the caller of execute() keeps its own binding.
-    if (is_worker) hwloc_set_cpubind(topo_, cpus_, HWLOC_CPUBIND_THREAD);
+    if (!is_worker || hwloc_set_cpubind(topo_, cpus_, HWLOC_CPUBIND_THREAD) == 0) return;
+    const int err = errno;
+    if (!failed_.exchange(true)) {
+      warn_once(fmt::format("hgca: a worker of NUMA node {} could not be bound to its CPUs {} ({}); its work may "
+                            "run on other nodes' cores",
+                            node_.index, node_.cpus, std::strerror(err)));
+    }
   }
+  /// Whether a worker could not be bound (Pool::numa_bound then says false).
+  bool failed() const { return failed_.load(); }
 
  private:
   hwloc_topology_t topo_;
+  const NumaNode node_;
   hwloc_cpuset_t cpus_;
+  std::atomic<bool> failed_{false};
 };
 
 Pool::~Pool() = default;
@@ -429,7 +439,8 @@ Status Pool::create(std::shared_ptr<const Topology> topology, const PoolOptions&
       *arena = std::make_unique<tbb::task_arena>(slots, reserved, priority);
       if (topo.is_this_system() && n > 1) {
         hwloc_obj_t obj = hwloc_get_obj_by_type(topo.handle(), HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
-        pool->binders_.push_back(std::make_unique<NodeBinder>(**arena, topo.handle(), obj->cpuset));
+        pool->binders_.push_back(
+            std::make_unique<NodeBinder>(**arena, topo.handle(), topo.nodes()[static_cast<std::size_t>(i)], obj->cpuset));
       }
     }
   }
@@ -438,6 +449,10 @@ Status Pool::create(std::shared_ptr<const Topology> topology, const PoolOptions&
   pool->bound_ = topo.is_this_system();
   *out = std::move(pool);
   return Status::ok();
+}
+
+bool Pool::numa_bound() const {
+  return bound_ && std::none_of(binders_.begin(), binders_.end(), [](const auto& b) { return b->failed(); });
 }
 
 int Pool::total_threads() const {

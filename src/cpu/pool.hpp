@@ -203,8 +203,9 @@ class Pool {
   const std::vector<int>& threads_per_node() const { return threads_; }
   int threads(int node) const { return threads_[static_cast<std::size_t>(node)]; }
   int total_threads() const;
-  /// Whether the arenas are confined to their nodes (by oneTBB or by hgca's own hwloc binding).
-  bool numa_bound() const { return bound_; }
+  /// Whether the arenas are confined to their nodes (by oneTBB or by hgca's own hwloc binding);
+  /// false from the first worker hgca's binding failed on (a warning names its node).
+  bool numa_bound() const;
   /// Warnings and notes from creation (binding missing, topology not this machine's, ...).
   const std::vector<std::string>& diagnostics() const { return diagnostics_; }
 
