@@ -62,7 +62,23 @@ OverflowRates overflow_rates(const Options& o) {
   for (const auto& [field, value] : given) {
     if (value > 0.0) r.*field = value;
   }
+  if (o.n_q_heads > 0 && o.n_kv_heads > 0 && o.n_q_heads % o.n_kv_heads == 0) {
+    const double scale = 4.0 / (o.n_q_heads / o.n_kv_heads) * static_cast<double>(dtype_size(o.dtype)) / 2.0;
+    r.cpu_row_gbps *= scale;
+    r.gpu_row_gbps *= scale;
+  }
   return r;
+}
+
+double overflow_window_seconds(std::span<const OverflowItem> seqs, const OverflowRates& rates) {
+  const bool decode = std::all_of(seqs.begin(), seqs.end(), [](const OverflowItem& s) { return s.rows == 1; });
+  double seconds = 0.0;
+  for (const OverflowItem& s : seqs) {
+    const double per_byte = decode ? 1e-9 / rates.window_gbps
+                                   : roofline_seconds_per_byte(s.rows, rates.window_gbps, rates.gpu_row_gbps);
+    seconds += static_cast<double>(s.kv_bytes) * per_byte;
+  }
+  return seconds;
 }
 
 Status check_overflow_options(const Options& o) {

@@ -22,9 +22,10 @@ struct OverflowRates {
   /// bf16, 16 threads; hgca-tune's "engine_gbps" measures this engine itself: 102.8 there).
   double cpu_gbps = 98.0;
   /// CPU engine, appends: GB/s of K+V times query rows once compute-bound, so an item of b bytes
-  /// and r rows takes at least b·r / cpu_row_gbps. It depends on G (dot products per key and row):
-  /// bench/results/cpu-engine measured 1233 GFLOP/s at G = 4, D = 128, bf16, i.e. 4·D·G flops per
-  /// key and row over 4·D bytes of K+V: 1233 / 4.
+  /// and r rows takes at least b·r / cpu_row_gbps. A figure at G = 4 and 2-byte K/V (overflow_rates
+  /// scales it to the runtime's shape: the flops per key and row grow with G): bench/results/cpu-engine
+  /// measured 1233 GFLOP/s at G = 4, D = 128, bf16, i.e. 4·D·G flops per key and row over 4·D bytes
+  /// of K+V: 1233 / 4.
   double cpu_row_gbps = 308.0;
   /// FlashH2D: GB/s of the gather over PCIe (DESIGN.md: one UVA gather kernel, 8 SMs, 16 KB blocks).
   double h2d_gbps = 51.3;
@@ -50,7 +51,10 @@ struct OverflowRates {
 /// Ok, or an error naming the first rate that is not finite and > 0 (the fixed costs: ≥ 0).
 Status check_overflow_rates(const OverflowRates& rates);
 
-/// The rates Options name (Options::overflow_*_gbps; 0 keeps the default above).
+/// The rates Options name (Options::overflow_*_gbps; 0 keeps the default above), the row rates
+/// (cpu_row_gbps, gpu_row_gbps: given or default, figures at G = 4 and 2-byte K/V) scaled to the
+/// runtime's shape: a key's arithmetic per row grows with G, its bytes with the element size, so
+/// a byte·row costs G/4 · 2/elem_size of what it costs there.
 OverflowRates overflow_rates(const Options& options);
 /// Checks Options::overflow, overflow_margin and the overflow_*_gbps rates (finite and ≥ 0);
 /// validate_options calls it.
@@ -68,6 +72,13 @@ double overflow_cpu_seconds(const OverflowItem& item, const OverflowRates& rates
 /// Seconds `item` adds to the GPU's part when moved: its gather, then its attention (as above with
 /// the GPU's rates). The fixed cost of moving anything is not included.
 double overflow_gpu_seconds(const OverflowItem& item, const OverflowRates& rates);
+
+/// Seconds of the GPU's window attention for one call, `seqs` holding each sequence's window K+V
+/// bytes (its entries and new rows) and new rows: a call of single-row sequences takes the decode
+/// path, memory-bound at window_gbps; any other the generic path, whose arithmetic grows with the
+/// rows (gpu_row_gbps, the generic path's rate): an append of 512 rows over 4096 entries took 10 ms
+/// on the H200 (bench/results/gpu-window), which window_gbps alone priced at 5 µs.
+double overflow_window_seconds(std::span<const OverflowItem> seqs, const OverflowRates& rates);
 
 /// One step's decision and its explanation (for the statistics).
 struct OverflowPlan {

@@ -812,7 +812,9 @@ class CudaRuntime final : public RuntimeBase {
     job->captured = capturing;
     std::vector<gpu::WindowSeq> wseqs(static_cast<std::size_t>(step.size()));
     std::vector<gpu::CommitSeq> cseqs(wseqs.size());
-    int64_t staged = 0, window_entries = 0;
+    int64_t staged = 0;
+    std::vector<OverflowItem> window_seqs;  // each sequence's window K+V and rows, for window_s
+    window_seqs.reserve(static_cast<std::size_t>(step.size()));
     int32_t max_w = 0, max_new = 0;
     // Bounds for the GPU's sparse part: a context set holds at most its store, which is now the
     // sequence's history less its window.
@@ -828,7 +830,7 @@ class CudaRuntime final : public RuntimeBase {
       staged += evict;
       max_w = std::max(max_w, w.size);
       max_new = std::max(max_new, n);
-      window_entries += w.size + n;
+      window_seqs.push_back({static_cast<int64_t>(w.size + n) * hkv * 2 * d * static_cast<int64_t>(elem_size_), n});
       const int64_t store_bound = seq.length - w.size;
       sparse_shape.max_n = std::max(sparse_shape.max_n, store_bound);
       sparse_shape.total_n += store_bound * hkv;
@@ -839,8 +841,7 @@ class CudaRuntime final : public RuntimeBase {
     const std::size_t sparse_ws_bytes =
         overflow_on_ ? gpu::sparse_attention_workspace_bytes(sparse_plan, sparse_shape.n_items, d) : 0;
     job->q = static_cast<const std::byte*>(q);
-    job->window_s = static_cast<double>(window_entries) * hkv * 2 * d * static_cast<double>(elem_size_) /
-                    (rates_.window_gbps * 1e9);
+    job->window_s = overflow_window_seconds(window_seqs, rates_);
 
     gpu::WindowAttentionParams wp = window_params();
     wp.seqs = wseqs.data();

@@ -308,6 +308,50 @@ TEST(OverflowPolicy, AllMovesEveryNonEmptyItem) {
   EXPECT_EQ(p.gpu_s, 0.0);  // nothing moved: no fixed cost
 }
 
+// The row rates are figures at G = 4 and 2-byte K/V: a runtime of another shape gets them scaled by
+// its arithmetic per byte (G / 4 · 2 / element size); the memory rates stay as they are.
+TEST(OverflowPolicy, RowRatesFollowTheRuntimesShape) {
+  const OverflowRates d;
+  auto rates_for = [](int32_t hq, int32_t hkv, DType dt) {
+    Options o;
+    o.n_q_heads = hq;
+    o.n_kv_heads = hkv;
+    o.dtype = dt;
+    o.overflow_gpu_row_gbps = 1000.0;
+    return overflow_rates(o);
+  };
+  const struct {
+    int32_t hq, hkv;
+    DType dt;
+    double scale;
+  } cases[] = {{32, 8, DType::kBFloat16, 1.0}, {32, 4, DType::kBFloat16, 0.5}, {32, 8, DType::kFloat32, 2.0},
+               {8, 8, DType::kFloat16, 4.0}};
+  for (const auto& c : cases) {
+    const OverflowRates r = rates_for(c.hq, c.hkv, c.dt);
+    EXPECT_DOUBLE_EQ(r.cpu_row_gbps, d.cpu_row_gbps * c.scale) << c.hq << "/" << c.hkv << " " << to_string(c.dt);
+    EXPECT_DOUBLE_EQ(r.gpu_row_gbps, 1000.0 * c.scale) << c.hq << "/" << c.hkv << " " << to_string(c.dt);
+    EXPECT_EQ(r.cpu_gbps, d.cpu_gbps);
+    EXPECT_EQ(r.window_gbps, d.window_gbps);
+  }
+}
+
+// The window's part: a call of single-row sequences reads its K+V at window_gbps (the decode path);
+// a call with an append is priced by the generic path's arithmetic per row, for all its sequences.
+TEST(OverflowPolicy, WindowSecondsFollowTheWindowsPath) {
+  OverflowRates r;
+  r.window_gbps = 4000.0;
+  r.gpu_row_gbps = 800.0;
+  const int64_t gb = 1000000000;
+  const std::vector<OverflowItem> decode = {{gb, 1}, {2 * gb, 1}};
+  EXPECT_DOUBLE_EQ(overflow_window_seconds(decode, r), 3.0 / 4000.0);
+  const std::vector<OverflowItem> append = {{gb, 1}, {2 * gb, 512}};
+  EXPECT_DOUBLE_EQ(overflow_window_seconds(append, r), 1.0 / 800.0 + 2.0 * 512 / 800.0);
+  // bench/results/gpu-window's append: 512 rows over 4096 + 512 entries, Hkv 8, D 128, bf16: 10 ms measured.
+  const std::vector<OverflowItem> measured = {{int64_t{4608} * 8 * 2 * 128 * 2, 512}};
+  EXPECT_NEAR(overflow_window_seconds(measured, OverflowRates{}), 10e-3, 2.5e-3);
+  EXPECT_EQ(overflow_window_seconds({}, r), 0.0);
+}
+
 // Options' rates: 0 keeps each default, a positive value replaces it.
 TEST(OverflowPolicy, RatesFromOptions) {
   Options o;
