@@ -2,6 +2,7 @@
 // topologies), its arenas, and node-bound memory on this machine.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
@@ -243,6 +244,29 @@ TEST(Pool, AWorkerThatCannotBeBoundClearsNumaBound) {
   for (int i = 0; i < 2000 && !ran; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ASSERT_TRUE(ran);
   EXPECT_FALSE(pool->numa_bound());
+}
+
+// Nodes of one thread each still work at once (their arenas had no worker's slot: the caller ran
+// the nodes' work one after another): both bodies must be running together to meet.
+TEST(Pool, NodesOfOneThreadWorkAtOnce) {
+  tbb::global_control workers(tbb::global_control::max_allowed_parallelism, 4);  // on a 1- or 2-core host too
+  std::unique_ptr<Pool> pool;
+  PoolOptions o;
+  o.threads_per_node = 1;
+  o.tbb_numa_nodes = std::vector<int>{-1};
+  o.warn_on_stderr = false;
+  ASSERT_TRUE(Pool::create(synthetic("pack:2 numa:1 core:1 pu:1"), o, &pool).is_ok());
+  ASSERT_THAT(pool->threads_per_node(), ElementsAre(1, 1));
+  std::atomic<int> arrived{0};
+  std::atomic<bool> met[2] = {false, false};
+  const std::vector<int> nodes{0, 1};
+  run_in_arenas(pool->arenas(), nodes, [&](int node) {
+    ++arrived;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (arrived.load() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    met[node] = arrived.load() == 2;
+  });
+  EXPECT_TRUE(met[0] && met[1]) << "the two nodes' work ran one after the other";
 }
 
 TEST(Pool, ArenasPerNodeOnASyntheticMachine) {

@@ -157,9 +157,11 @@ void run_in_arenas(std::span<tbb::task_arena* const> arenas, std::span<const int
     arenas[static_cast<std::size_t>(which[0])]->execute([&] { body(which[0]); });
     return;
   }
+  // Enqueued from outside (not spawned by the caller inside each arena): the arena asks for its
+  // workers at once, also an arena of one slot, which the caller's spawn left to the caller's turn.
   std::vector<tbb::task_group> groups(which.size());
   for (std::size_t k = 0; k < which.size(); ++k) {
-    arenas[static_cast<std::size_t>(which[k])]->execute([&, k] { groups[k].run([&, k] { body(which[k]); }); });
+    arenas[static_cast<std::size_t>(which[k])]->enqueue(groups[k].defer([&, k] { body(which[k]); }));
   }
   std::exception_ptr failure;
   for (std::size_t k = 0; k < which.size(); ++k) {
