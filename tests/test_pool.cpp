@@ -61,6 +61,30 @@ TEST(Topology, TwoAndFourNodeSynthetic) {
   EXPECT_THAT(four->describe(), HasSubstr("4 NUMA node(s), 24 cores"));
 }
 
+// Two memory nodes under one package (DDR and HBM, or a CXL memory node) share its cpuset in hwloc 2:
+// its cores count for the first only, the other is a memory node (they counted twice: 16 cores and
+// two arenas on the same 4 cores per package).
+TEST(Topology, NodesSharingAPackagesCoresCountThemOnce) {
+  auto t = synthetic("pack:2 [numa] [numa] core:4 pu:1");
+  ASSERT_TRUE(t);
+  ASSERT_EQ(t->node_count(), 4);
+  EXPECT_EQ(t->total_cores(), 8);
+  std::vector<int> cores;
+  std::vector<std::string> cpus;
+  for (const NumaNode& n : t->nodes()) {
+    cores.push_back(n.cores);
+    cpus.push_back(n.cpus);
+  }
+  EXPECT_THAT(cores, ElementsAre(4, 0, 4, 0));
+  EXPECT_THAT(cpus, ElementsAre("0-3", "", "4-7", ""));
+  std::unique_ptr<Pool> pool;
+  PoolOptions o;
+  o.tbb_numa_nodes = std::vector<int>{-1};
+  o.warn_on_stderr = false;
+  ASSERT_TRUE(Pool::create(t, o, &pool).is_ok());
+  EXPECT_THAT(pool->threads_per_node(), ElementsAre(4, 0, 4, 0));
+}
+
 // The machine's memory in the first line; each node's as the OS reports it (a virtual machine's
 // sysfs may report far less per node than the machine has: only the nodes' own figures say so).
 TEST(Topology, DescribeGivesTheMachinesMemoryAndEachNodes) {

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -117,17 +118,35 @@ Status Topology::load(std::string source, const std::string& what, bool machine,
   }
   t->this_system_ = hwloc_topology_is_thissystem(t->topo_) != 0;
 
+  // Each PU counts for one node only. A memory node's cpuset is its parent's (hwloc 2), so a
+  // package with DDR and HBM, or with a CXL memory node, showed its cores under two nodes: two
+  // arenas on the same cores. Nodes of plain DRAM claim their CPUs first, in order; a node with a
+  // subtype (HBM, MCDRAM, NVM, CXL-DRAM, ...) gets only CPUs no other node has: usually none (a
+  // memory-only node).
   const int n_nodes = hwloc_get_nbobjs_by_type(t->topo_, HWLOC_OBJ_NUMANODE);
+  std::vector<hwloc_obj_t> objs;
+  for (int i = 0; i < n_nodes; ++i) objs.push_back(hwloc_get_obj_by_type(t->topo_, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i)));
+  std::vector<int> claim_order(static_cast<std::size_t>(n_nodes));
+  std::iota(claim_order.begin(), claim_order.end(), 0);
+  std::stable_sort(claim_order.begin(), claim_order.end(),
+                   [&](int a, int b) { return (objs[a]->subtype == nullptr) > (objs[b]->subtype == nullptr); });
+  std::vector<Bitmap> owned(static_cast<std::size_t>(n_nodes));
+  Bitmap claimed;
+  for (const int i : claim_order) {
+    hwloc_bitmap_andnot(owned[i].set, objs[i]->cpuset, claimed.set);
+    hwloc_bitmap_or(claimed.set, claimed.set, owned[i].set);
+  }
   for (int i = 0; i < n_nodes; ++i) {
-    hwloc_obj_t obj = hwloc_get_obj_by_type(t->topo_, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
+    hwloc_obj_t obj = objs[i];
+    const hwloc_const_cpuset_t cpus = owned[i].set;
     NumaNode n;
     n.index = i;
     n.os_index = static_cast<int>(obj->os_index);
-    n.cores = hwloc_get_nbobjs_inside_cpuset_by_type(t->topo_, obj->cpuset, HWLOC_OBJ_CORE);
-    n.hw_threads = hwloc_get_nbobjs_inside_cpuset_by_type(t->topo_, obj->cpuset, HWLOC_OBJ_PU);
+    n.cores = hwloc_get_nbobjs_inside_cpuset_by_type(t->topo_, cpus, HWLOC_OBJ_CORE);
+    n.hw_threads = hwloc_get_nbobjs_inside_cpuset_by_type(t->topo_, cpus, HWLOC_OBJ_PU);
     if (n.cores <= 0) n.cores = n.hw_threads;  // some topologies carry no Core level
     n.memory_bytes = obj->attr ? obj->attr->numanode.local_memory : 0;
-    n.cpus = cpu_list(obj->cpuset);
+    n.cpus = cpu_list(cpus);
     t->nodes_.push_back(std::move(n));
   }
   if (t->nodes_.empty()) {
