@@ -1,5 +1,7 @@
 // The NUMA pool's decisions on 2- and 4-node machines we do not have (hwloc synthetic and XML
 // topologies), its arenas, and node-bound memory on this machine.
+#include <sched.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <oneapi/tbb/global_control.h>
@@ -291,6 +293,56 @@ TEST(Pool, NodesOfOneThreadWorkAtOnce) {
     met[node] = arrived.load() == 2;
   });
   EXPECT_TRUE(met[0] && met[1]) << "the two nodes' work ran one after the other";
+}
+
+// A worker hgca's binder bound to a node gets its own binding back as it leaves the arena: oneTBB's
+// workers also serve the application's arenas (the worker stayed on the node's CPUs).
+TEST(Pool, BoundWorkersGetTheirBindingBackAsTheyLeave) {
+  tbb::global_control one_worker(tbb::global_control::max_allowed_parallelism, 2);
+  auto affinity = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    sched_getaffinity(0, sizeof set, &set);
+    return set;
+  };
+  const cpu_set_t process = affinity();
+  if (CPU_COUNT(&process) < 2) GTEST_SKIP() << "one CPU: nothing to bind apart";
+  std::shared_ptr<const Topology> t;
+  ASSERT_TRUE(Topology::from_synthetic("pack:2 numa:1 core:1 pu:1", &t, /*as_this_system=*/true).is_ok());
+  std::unique_ptr<Pool> pool;
+  PoolOptions o;
+  o.tbb_numa_nodes = std::vector<int>{-1};
+  o.warn_on_stderr = false;
+  ASSERT_TRUE(Pool::create(t, o, &pool).is_ok());
+  std::atomic<bool> done{false};
+  std::thread::id worker;
+  cpu_set_t inside;
+  pool->arena(1).enqueue([&] {
+    worker = std::this_thread::get_id();
+    inside = affinity();
+    done = true;
+  });
+  for (int i = 0; i < 2000 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(done);
+  ASSERT_EQ(CPU_COUNT(&inside), 1) << "the binder did not bind the worker to node 1's CPU";
+  // The same worker, in another arena: its binding is the process's again.
+  tbb::task_arena other(2, 0);
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    std::atomic<bool> ran{false};
+    std::thread::id who;
+    cpu_set_t after;
+    other.enqueue([&] {
+      who = std::this_thread::get_id();
+      after = affinity();
+      ran = true;
+    });
+    for (int i = 0; i < 2000 && !ran; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_TRUE(ran);
+    if (who != worker) continue;
+    EXPECT_TRUE(CPU_EQUAL(&after, &process)) << "the worker kept " << CPU_COUNT(&after) << " CPU(s)";
+    return;
+  }
+  GTEST_SKIP() << "the bound worker did not come to the other arena";
 }
 
 TEST(Pool, ArenasPerNodeOnASyntheticMachine) {

@@ -353,8 +353,12 @@ class Pool::NodeBinder final : public tbb::task_scheduler_observer {
     hwloc_bitmap_free(cpus_);
   }
   void on_scheduler_entry(bool is_worker) override {
-    // Only workers: the caller of execute() keeps its own binding.
-    if (!is_worker || hwloc_set_cpubind(topo_, cpus_, HWLOC_CPUBIND_THREAD) == 0) return;
+    // Only workers: the caller of execute() keeps its own binding. A worker's own is put back as
+    // it leaves: oneTBB's workers serve every arena of the process, the application's too.
+    if (!is_worker) return;
+    Saved& saved = saved_binding();
+    saved.valid = hwloc_get_cpubind(topo_, saved.cpus.set, HWLOC_CPUBIND_THREAD) == 0;
+    if (hwloc_set_cpubind(topo_, cpus_, HWLOC_CPUBIND_THREAD) == 0) return;
     const int err = errno;
     if (!failed_.exchange(true)) {
       warn_once(fmt::format("hgca: a worker of NUMA node {} could not be bound to its CPUs {} ({}); its work may "
@@ -362,10 +366,26 @@ class Pool::NodeBinder final : public tbb::task_scheduler_observer {
                             node_.index, node_.cpus, std::strerror(err)));
     }
   }
+  void on_scheduler_exit(bool is_worker) override {
+    if (!is_worker) return;
+    Saved& saved = saved_binding();
+    if (saved.valid) hwloc_set_cpubind(topo_, saved.cpus.set, HWLOC_CPUBIND_THREAD);
+    saved.valid = false;
+  }
   /// Whether a worker could not be bound (Pool::numa_bound then says false).
   bool failed() const { return failed_.load(); }
 
  private:
+  /// The binding a worker had before it entered (a worker is in one arena at a time).
+  struct Saved {
+    Bitmap cpus;
+    bool valid = false;
+  };
+  static Saved& saved_binding() {
+    thread_local Saved saved;
+    return saved;
+  }
+
   hwloc_topology_t topo_;
   const NumaNode node_;
   hwloc_cpuset_t cpus_;
