@@ -80,13 +80,15 @@ TEST_P(ExactFp32, BetaZeroReproducesExactAttention) {
   run_mixed(exact_options(GetParam(), DType::kFloat32), 1e-5, 42);
 }
 
-// MHA and GQA with groups 1, 2, 4, 8; head dims 8, 64, 128, and 40, 120, 200 (no kernel's whole
-// vector width: partial chunks on the CPU, the generic window path and padded lanes on the GPU).
+// MHA and GQA with groups 1, 2, 4, 8 and the odd 3, 6, 7; head dims 8, 64, 128, 256, and 40, 96,
+// 120, 200 (no kernel's whole vector width: partial chunks on the CPU, the generic window path and
+// padded lanes on the GPU).
 INSTANTIATE_TEST_SUITE_P(Shapes, ExactFp32,
                          ::testing::Values(Shape{4, 4, 8}, Shape{4, 2, 8}, Shape{8, 2, 64},
                                            Shape{8, 1, 8}, Shape{16, 2, 8}, Shape{4, 1, 128},
                                            Shape{2, 2, 128}, Shape{8, 8, 64}, Shape{8, 2, 40},
-                                           Shape{4, 1, 120}, Shape{2, 1, 200}),
+                                           Shape{4, 1, 120}, Shape{2, 1, 200}, Shape{6, 1, 256},
+                                           Shape{14, 2, 96}, Shape{6, 2, 64}),
                          name);
 
 class ExactSixteenBit : public ::testing::TestWithParam<DType> {};
