@@ -349,6 +349,7 @@ TEST(RuntimeNuma, ResultsAreTheSameBitsOnEveryNodeLayoutAndThreadCount) {
   };
   const std::vector<Config> configs = {
       {"this machine, 1 thread", this_machine(), 1, 0, 0, NumaPlacement::kAuto},
+      {"this machine, 2 threads", this_machine(), 2, 0, 0, NumaPlacement::kAuto},
       {"this machine, every core", this_machine(), 0, 0, 0, NumaPlacement::kAuto},
       {"2 nodes x 1 thread", synthetic("pack:2 numa:1 core:1 pu:1"), 0, 0, 0, NumaPlacement::kBalanced},
       {"4 nodes x 1 thread, one head per task", synthetic("pack:4 numa:1 core:2 pu:1"), 0, 1, 1,
@@ -368,7 +369,7 @@ TEST(RuntimeNuma, ResultsAreTheSameBitsOnEveryNodeLayoutAndThreadCount) {
   const std::vector<SeqId> ids{11, 12, 13};
   for (auto& rt : rts) add(*rt, ids);
   int32_t node = -1;
-  ASSERT_TRUE(rts[3]->sequence_node(13, &node).is_ok());
+  ASSERT_TRUE(rts[4]->sequence_node(13, &node).is_ok());
   EXPECT_EQ(node, 2);  // the sequences really are spread
 
   const int32_t hq = base.n_q_heads, hkv = base.n_kv_heads, d = base.head_dim;
