@@ -166,7 +166,8 @@ TEST(SparseAttentionPlan, CheckNamesTheBadArgument) {
   };
   expect_error(item_with([](auto& it) { it.n = -2; }), StatusCode::kInvalidArgument, "items[0]: n = -2");
   expect_error(item_with([](auto& it) { it.n_rows = 0; }), StatusCode::kInvalidArgument, "n_rows = 0");
-  expect_error(item_with([](auto& it) { it.k = nullptr; }), StatusCode::kInvalidArgument, "items[0]");
+  expect_error(item_with([](auto& it) { it.k = nullptr; }), StatusCode::kInvalidArgument, "items[0].k is null");
+  expect_error(item_with([](auto& it) { it.lse = nullptr; }), StatusCode::kInvalidArgument, "items[0].lse is null");
   expect_error(item_with([](auto& it) { it.o_row_stride = 64; }), StatusCode::kInvalidArgument, "o_row_stride = 64");
   const kvmgr::KvSegment table[1] = {{kv, kv}};
   expect_error(item_with([&](auto& it) { it.segments = table; }), StatusCode::kInvalidArgument, "segment_rows = 0");

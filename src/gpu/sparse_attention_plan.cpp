@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "gpu/sparse_attention.hpp"
 
@@ -121,11 +122,21 @@ Status check_sparse_attention(const SparseAttentionParams& p, std::span<const Sp
   const int64_t row = int64_t{p.group} * p.head_dim;
   for (std::size_t i = 0; i < host_items.size(); ++i) {
     const SparseAttentionItem& it = host_items[i];
-    if (it.n < 0 || it.n_rows < 1 || !it.q || !it.o || !it.lse || (it.n > 0 && (!it.k || !it.v)) ||
-        (it.segments && it.segment_rows <= 0)) {
-      return {kInvalid, fmt::format("items[{}]: n = {}, n_rows = {}, segment_rows = {}, expected n ≥ 0, n_rows ≥ 1, "
-                                    "non-null q, o, lse (k, v when n > 0) and segment_rows > 0 with segments",
-                                    i, it.n, it.n_rows, it.segment_rows)};
+    if (it.n < 0 || it.n_rows < 1) {
+      return {kInvalid, fmt::format("items[{}]: n = {}, n_rows = {}, expected n ≥ 0 and n_rows ≥ 1", i, it.n, it.n_rows)};
+    }
+    for (const auto& [name, ptr, needed] : {std::tuple{"q", static_cast<const void*>(it.q), true},
+                                            {"o", it.o, true},
+                                            {"lse", it.lse, true},
+                                            {"k", it.k, it.n > 0},
+                                            {"v", it.v, it.n > 0}}) {
+      if (needed && !ptr) {
+        return {kInvalid, fmt::format("items[{}].{} is null, expected a device pointer{}", i, name,
+                                      it.n > 0 ? fmt::format(" (n = {})", it.n) : "")};
+      }
+    }
+    if (it.segments && it.segment_rows <= 0) {
+      return {kInvalid, fmt::format("items[{}]: segment_rows = {} with segments, expected > 0", i, it.segment_rows)};
     }
     if (it.n_rows > 1 && (it.q_row_stride < row || it.o_row_stride < row || it.lse_row_stride < p.group)) {
       return {kInvalid, fmt::format("items[{}]: q_row_stride = {}, o_row_stride = {}, lse_row_stride = {}, expected "
