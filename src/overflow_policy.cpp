@@ -64,8 +64,8 @@ OverflowRates overflow_rates(const Options& o) {
   }
   if (o.n_q_heads > 0 && o.n_kv_heads > 0 && o.n_q_heads % o.n_kv_heads == 0) {
     const double scale = 4.0 / (o.n_q_heads / o.n_kv_heads) * static_cast<double>(dtype_size(o.dtype)) / 2.0;
-    r.cpu_row_gbps *= scale;
-    r.gpu_row_gbps *= scale;
+    r.cpu_row_gbps = std::max(r.cpu_row_gbps * scale, kMinGbps);  // a large G must not scale them out of range
+    r.gpu_row_gbps = std::max(r.gpu_row_gbps * scale, kMinGbps);
   }
   return r;
 }

@@ -189,12 +189,12 @@ struct Options {
   OverflowMode overflow = OverflowMode::kAuto;
   /// kAuto moves items only when the predicted critical path drops by at least this fraction, in [0, 1).
   double overflow_margin = 0.1;
-  /// The cost model's rates in GB/s, each 0 or at least 0.001 (src/overflow_policy.hpp); 0 keeps the default, the GPU
-  /// machine's figures. cpu: the CPU engine over selected K+V (hgca-tune's measurement, written to
-  /// its JSON); cpu_row: the CPU engine per query row once compute-bound (as gpu_row, a figure at
-  /// G = 4 and 2-byte K/V, scaled to the runtime's G and dtype); h2d: the GPU reading
-  /// host memory; gpu, gpu_row: the GPU's sparse attention, as the CPU's; window: the window's
-  /// attention over its K+V.
+  /// The cost model's rates in GB/s, each 0 or at least 0.001 (src/overflow_policy.hpp); 0 keeps
+  /// the default, the GPU machine's figures. cpu: the CPU engine over selected K+V (hgca-tune's
+  /// measurement, written to its JSON); cpu_row: the CPU engine per query row once compute-bound
+  /// (as gpu_row, a figure at G = 4 and 2-byte K/V, scaled to the runtime's G and dtype); h2d: the
+  /// GPU reading host memory; gpu, gpu_row: the GPU's sparse attention, as the CPU's; window: the
+  /// window's attention over its K+V.
   double overflow_cpu_gbps = 0.0;
   double overflow_cpu_row_gbps = 0.0;
   double overflow_h2d_gbps = 0.0;
