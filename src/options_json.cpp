@@ -192,8 +192,15 @@ Status load(const std::string& path, const std::string& where, Options* inout) {
     } else if (const auto* rate = std::find_if(std::begin(kOverflowRates), std::end(kOverflowRates),
                                                [&](const auto& r) { return key == r.first; });
                rate != std::end(kOverflowRates)) {
+      // As check_overflow_options: 0 (the default) or a rate the cost model can price with.
+      double v = 0.0;
       s = read_number(where, value, rate->first, 0.0, std::numeric_limits<double>::infinity(),
-                      "≥ 0 in GB/s (0: the default)", &(o.*rate->second));
+                      "0 (the default) or ≥ 0.001 in GB/s", &v);
+      if (s && v != 0.0 && v < 1e-3) {
+        s = error(StatusCode::kInvalidArgument, "{}: {} = {}, expected a number 0 (the default) or ≥ 0.001 in GB/s",
+                  where, rate->first, shown(value));
+      }
+      if (s) o.*rate->second = v;
     } else if (key == "tuned_on") {
       if (!value.is_object()) {
         s = error(StatusCode::kInvalidArgument, "{}: tuned_on = {}, expected an object (informational)", where,

@@ -70,8 +70,9 @@ OverflowRates overflow_rates(const Options& o) {
   return r;
 }
 
-double overflow_window_seconds(std::span<const OverflowItem> seqs, const OverflowRates& rates) {
-  const bool decode = std::all_of(seqs.begin(), seqs.end(), [](const OverflowItem& s) { return s.rows == 1; });
+double overflow_window_seconds(std::span<const OverflowItem> seqs, const OverflowRates& rates, bool decode_path) {
+  const bool decode =
+      decode_path && std::all_of(seqs.begin(), seqs.end(), [](const OverflowItem& s) { return s.rows == 1; });
   double seconds = 0.0;
   for (const OverflowItem& s : seqs) {
     const double per_byte = decode ? 1e-9 / rates.window_gbps

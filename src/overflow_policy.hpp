@@ -48,7 +48,7 @@ struct OverflowRates {
   double window_gbps = 3500.0;
 };
 
-/// Ok, or an error naming the first rate that is not finite and > 0 (the fixed costs: ≥ 0).
+/// Ok, or an error naming the first rate that is not finite and ≥ 0.001 GB/s (the fixed costs: ≥ 0).
 Status check_overflow_rates(const OverflowRates& rates);
 
 /// The rates Options name (Options::overflow_*_gbps; 0 keeps the default above), the row rates
@@ -56,7 +56,7 @@ Status check_overflow_rates(const OverflowRates& rates);
 /// runtime's shape: a key's arithmetic per row grows with G, its bytes with the element size, so
 /// a byte·row costs G/4 · 2/elem_size of what it costs there.
 OverflowRates overflow_rates(const Options& options);
-/// Checks Options::overflow, overflow_margin and the overflow_*_gbps rates (finite and ≥ 0);
+/// Checks Options::overflow, overflow_margin and the overflow_*_gbps rates (0, or finite and ≥ 0.001);
 /// validate_options calls it.
 Status check_overflow_options(const Options& options);
 
@@ -74,11 +74,12 @@ double overflow_cpu_seconds(const OverflowItem& item, const OverflowRates& rates
 double overflow_gpu_seconds(const OverflowItem& item, const OverflowRates& rates);
 
 /// Seconds of the GPU's window attention for one call, `seqs` holding each sequence's window K+V
-/// bytes (its entries and new rows) and new rows: a call of single-row sequences takes the decode
-/// path, memory-bound at window_gbps; any other the generic path, whose arithmetic grows with the
+/// bytes (its entries and new rows) and new rows. Where the decode path serves the runtime's shape
+/// (`decode_path`: gpu::window_decode_path_serves) a call of single-row sequences takes it,
+/// memory-bound at window_gbps; any other call the generic path, whose arithmetic grows with the
 /// rows (gpu_row_gbps, the generic path's rate): an append of 512 rows over 4096 entries took 10 ms
 /// on the H200 (bench/results/gpu-window), which window_gbps alone priced at 5 µs.
-double overflow_window_seconds(std::span<const OverflowItem> seqs, const OverflowRates& rates);
+double overflow_window_seconds(std::span<const OverflowItem> seqs, const OverflowRates& rates, bool decode_path);
 
 /// One step's decision and its explanation (for the statistics).
 struct OverflowPlan {

@@ -342,6 +342,8 @@ class CudaRuntime final : public RuntimeBase {
         unpushed_(static_cast<std::size_t>(options.n_layers)),
         transfer_clock_(options.n_layers),
         rates_(overflow_rates(options)),
+        window_decode_path_(gpu::window_decode_path_serves(options.dtype, options.head_dim,
+                                                           options.n_q_heads / options.n_kv_heads)),
         overflow_on_(options.overflow != OverflowMode::kOff && options.n_q_heads / options.n_kv_heads <= 8),
         overflow_tally_(static_cast<std::size_t>(options.n_layers)) {}
 
@@ -841,7 +843,7 @@ class CudaRuntime final : public RuntimeBase {
     const std::size_t sparse_ws_bytes =
         overflow_on_ ? gpu::sparse_attention_workspace_bytes(sparse_plan, sparse_shape.n_items, d) : 0;
     job->q = static_cast<const std::byte*>(q);
-    job->window_s = overflow_window_seconds(window_seqs, rates_);
+    job->window_s = overflow_window_seconds(window_seqs, rates_, window_decode_path_);
 
     gpu::WindowAttentionParams wp = window_params();
     wp.seqs = wseqs.data();
@@ -1188,6 +1190,7 @@ class CudaRuntime final : public RuntimeBase {
   // The overflow policy: the GPU's items (mapped: the plan writes them, the kernel reads them),
   // its partial state and its key splits' workspace.
   const OverflowRates rates_;
+  const bool window_decode_path_;  // whether the window's decode path serves this shape (window_s)
   const bool overflow_on_;
   Buffer sparse_items_{Buffer::Kind::kMapped};
   Buffer o_sparse_{Buffer::Kind::kDevice}, lse_sparse_{Buffer::Kind::kDevice};

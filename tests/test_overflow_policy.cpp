@@ -335,21 +335,23 @@ TEST(OverflowPolicy, RowRatesFollowTheRuntimesShape) {
   }
 }
 
-// The window's part: a call of single-row sequences reads its K+V at window_gbps (the decode path);
-// a call with an append is priced by the generic path's arithmetic per row, for all its sequences.
+// The window's part: a call of single-row sequences reads its K+V at window_gbps where the decode
+// path serves the shape; a call with an append, or any call of a shape only the generic path takes
+// (fp32, other head dims), is priced by the generic path's arithmetic per row.
 TEST(OverflowPolicy, WindowSecondsFollowTheWindowsPath) {
   OverflowRates r;
   r.window_gbps = 4000.0;
   r.gpu_row_gbps = 800.0;
   const int64_t gb = 1000000000;
   const std::vector<OverflowItem> decode = {{gb, 1}, {2 * gb, 1}};
-  EXPECT_DOUBLE_EQ(overflow_window_seconds(decode, r), 3.0 / 4000.0);
+  EXPECT_DOUBLE_EQ(overflow_window_seconds(decode, r, true), 3.0 / 4000.0);
+  EXPECT_DOUBLE_EQ(overflow_window_seconds(decode, r, false), 3.0 / 800.0);
   const std::vector<OverflowItem> append = {{gb, 1}, {2 * gb, 512}};
-  EXPECT_DOUBLE_EQ(overflow_window_seconds(append, r), 1.0 / 800.0 + 2.0 * 512 / 800.0);
+  EXPECT_DOUBLE_EQ(overflow_window_seconds(append, r, true), 1.0 / 800.0 + 2.0 * 512 / 800.0);
   // bench/results/gpu-window's append: 512 rows over 4096 + 512 entries, Hkv 8, D 128, bf16: 10 ms measured.
   const std::vector<OverflowItem> measured = {{int64_t{4608} * 8 * 2 * 128 * 2, 512}};
-  EXPECT_NEAR(overflow_window_seconds(measured, OverflowRates{}), 10e-3, 2.5e-3);
-  EXPECT_EQ(overflow_window_seconds({}, r), 0.0);
+  EXPECT_NEAR(overflow_window_seconds(measured, OverflowRates{}, true), 10e-3, 2.5e-3);
+  EXPECT_EQ(overflow_window_seconds({}, r, true), 0.0);
 }
 
 // Options' rates: 0 keeps each default, a positive value replaces it.

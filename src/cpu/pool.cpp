@@ -2,6 +2,7 @@
 #include "cpu/pool.hpp"
 
 #include <hwloc.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <oneapi/tbb/info.h>
@@ -120,16 +121,17 @@ Status Topology::load(std::string source, const std::string& what, bool machine,
 
   // Each PU counts for one node only. A memory node's cpuset is its parent's (hwloc 2), so a
   // package with DDR and HBM, or with a CXL memory node, showed its cores under two nodes: two
-  // arenas on the same cores. Nodes of plain DRAM claim their CPUs first, in order; a node with a
-  // subtype (HBM, MCDRAM, NVM, CXL-DRAM, ...) gets only CPUs no other node has: usually none (a
-  // memory-only node).
+  // arenas on the same cores. DRAM nodes claim their CPUs first, in order; a node of another kind
+  // (HBM, MCDRAM, NVM, CXL-DRAM, ...) gets only CPUs no other node has: usually none (a memory-only
+  // node).
   const int n_nodes = hwloc_get_nbobjs_by_type(t->topo_, HWLOC_OBJ_NUMANODE);
   std::vector<hwloc_obj_t> objs;
   for (int i = 0; i < n_nodes; ++i) objs.push_back(hwloc_get_obj_by_type(t->topo_, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i)));
   std::vector<int> claim_order(static_cast<std::size_t>(n_nodes));
   std::iota(claim_order.begin(), claim_order.end(), 0);
-  std::stable_sort(claim_order.begin(), claim_order.end(),
-                   [&](int a, int b) { return (objs[a]->subtype == nullptr) > (objs[b]->subtype == nullptr); });
+  // hwloc 2.10 names DRAM "DRAM" where a machine has other kinds too.
+  auto dram = [&](int i) { return objs[i]->subtype == nullptr || std::strcmp(objs[i]->subtype, "DRAM") == 0; };
+  std::stable_sort(claim_order.begin(), claim_order.end(), [&](int a, int b) { return dram(a) > dram(b); });
   std::vector<Bitmap> owned(static_cast<std::size_t>(n_nodes));
   Bitmap claimed;
   for (const int i : claim_order) {
@@ -213,7 +215,9 @@ Status Topology::nodes_near_cpus(const std::string& cpu_list_text, std::vector<i
   if (!hwloc_bitmap_isincluded(cpus.set, machine)) {
     Bitmap missing;
     hwloc_bitmap_andnot(missing.set, cpus.set, machine);
-    return error(StatusCode::kInvalidArgument, "cpu_list = \"{}\" names CPUs {} that this machine lacks (it has {})",
+    return error(StatusCode::kInvalidArgument,
+                 "cpu_list = \"{}\" names CPUs {} that this machine lacks or this process may not run on (it may "
+                 "use {})",
                  cpu_list_text, cpu_list(missing.set), cpu_list(machine));
   }
   out->clear();
@@ -344,8 +348,8 @@ int node_of_memory(const Topology& topology, const void* p, std::size_t bytes) {
 /// Binds the workers that join one arena to its node's CPUs, for when oneTBB cannot (no tbbbind).
 class Pool::NodeBinder final : public tbb::task_scheduler_observer {
  public:
-  NodeBinder(tbb::task_arena& arena, hwloc_topology_t topo, const NumaNode& node, hwloc_const_cpuset_t cpus)
-      : tbb::task_scheduler_observer(arena), topo_(topo), node_(node), cpus_(hwloc_bitmap_dup(cpus)) {
+  NodeBinder(tbb::task_arena& arena, hwloc_topology_t topo, const NumaNode& node, hwloc_const_cpuset_t cpus, bool warn)
+      : tbb::task_scheduler_observer(arena), topo_(topo), node_(node), cpus_(hwloc_bitmap_dup(cpus)), warn_(warn) {
     observe(true);
   }
   ~NodeBinder() override {
@@ -356,11 +360,13 @@ class Pool::NodeBinder final : public tbb::task_scheduler_observer {
     // Only workers: the caller of execute() keeps its own binding. A worker's own is put back as
     // it leaves: oneTBB's workers serve every arena of the process, the application's too.
     if (!is_worker) return;
+    // Saved by the OS's call: hwloc's get would cut the mask down to the topology's CPUs (a test
+    // topology's 2 of the machine's 16).
     Saved& saved = saved_binding();
-    saved.valid = hwloc_get_cpubind(topo_, saved.cpus.set, HWLOC_CPUBIND_THREAD) == 0;
+    saved.valid = sched_getaffinity(0, sizeof saved.cpus, &saved.cpus) == 0;
     if (hwloc_set_cpubind(topo_, cpus_, HWLOC_CPUBIND_THREAD) == 0) return;
     const int err = errno;
-    if (!failed_.exchange(true)) {
+    if (!failed_.exchange(true) && warn_) {
       warn_once(fmt::format("hgca: a worker of NUMA node {} could not be bound to its CPUs {} ({}); its work may "
                             "run on other nodes' cores",
                             node_.index, node_.cpus, std::strerror(err)));
@@ -369,7 +375,7 @@ class Pool::NodeBinder final : public tbb::task_scheduler_observer {
   void on_scheduler_exit(bool is_worker) override {
     if (!is_worker) return;
     Saved& saved = saved_binding();
-    if (saved.valid) hwloc_set_cpubind(topo_, saved.cpus.set, HWLOC_CPUBIND_THREAD);
+    if (saved.valid) sched_setaffinity(0, sizeof saved.cpus, &saved.cpus);  // as it was: nothing to report
     saved.valid = false;
   }
   /// Whether a worker could not be bound (Pool::numa_bound then says false).
@@ -378,7 +384,7 @@ class Pool::NodeBinder final : public tbb::task_scheduler_observer {
  private:
   /// The binding a worker had before it entered (a worker is in one arena at a time).
   struct Saved {
-    Bitmap cpus;
+    cpu_set_t cpus;
     bool valid = false;
   };
   static Saved& saved_binding() {
@@ -389,6 +395,7 @@ class Pool::NodeBinder final : public tbb::task_scheduler_observer {
   hwloc_topology_t topo_;
   const NumaNode node_;
   hwloc_cpuset_t cpus_;
+  const bool warn_;  // PoolOptions::warn_on_stderr
   std::atomic<bool> failed_{false};
 };
 
@@ -479,7 +486,8 @@ Status Pool::create(std::shared_ptr<const Topology> topology, const PoolOptions&
       if (topo.is_this_system() && n > 1) {
         hwloc_obj_t obj = hwloc_get_obj_by_type(topo.handle(), HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
         pool->binders_.push_back(
-            std::make_unique<NodeBinder>(**arena, topo.handle(), topo.nodes()[static_cast<std::size_t>(i)], obj->cpuset));
+            std::make_unique<NodeBinder>(**arena, topo.handle(), topo.nodes()[static_cast<std::size_t>(i)], obj->cpuset,
+                                         options.warn_on_stderr));
       }
     }
   }

@@ -199,8 +199,8 @@ void HostCalls::serve() {
     std::unique_lock lock(mutex_);
     const bool captured = std::any_of(active_.begin(), active_.end(), [&](uint32_t i) { return entries_[i].captured; });
     // Woken by a call added since the last pass (also one added before the lock: no notify lost),
-    // it spins again; a nap that ends with nothing new only looks once more, then naps again (a
-    // graph captured and never launched kept a core busy: 2 ms of spinning after each nap).
+    // it spins again; a nap that ends with nothing new polls a few times, then naps again (a graph
+    // captured and never launched kept a core busy: 2 ms of spinning after each nap).
     const auto added = [&] { return stop_.load() || version_.load(std::memory_order_relaxed) != seen_; };
     const bool woken = captured ? wake_.wait_for(lock, kNap, added)
                                 : (wake_.wait(lock, [&] { return stop_.load() || !active_.empty(); }), true);

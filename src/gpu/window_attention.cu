@@ -92,9 +92,7 @@ DecodeSizes decode_sizes(int64_t b, int32_t hq, int32_t hkv, int32_t d, int64_t 
 }
 
 bool decode_dtype_and_dim(const WindowAttentionParams& p) {
-  return (p.dtype == DType::kFloat16 || p.dtype == DType::kBFloat16) &&
-         (p.head_dim == 64 || p.head_dim == 128 || p.head_dim == 256) &&
-         p.n_q_heads / p.n_kv_heads <= 8;
+  return window_decode_path_serves(p.dtype, p.head_dim, p.n_q_heads / p.n_kv_heads);
 }
 
 /// Raises a kernel's dynamic shared memory limit once (before any capture; idempotent).
@@ -631,6 +629,11 @@ int load_window_attention_kernels(const WindowAttentionParams& p) {
     case DType::kFloat32: break;
   }
   return generic_setup<float>();
+}
+
+bool window_decode_path_serves(DType dtype, int32_t head_dim, int32_t group) {
+  return (dtype == DType::kFloat16 || dtype == DType::kBFloat16) && (head_dim == 64 || head_dim == 128 || head_dim == 256) &&
+         group <= 8;
 }
 
 }  // namespace hgca::gpu

@@ -76,6 +76,10 @@ struct WindowAttentionPlan {
   int32_t tail_slices = 0;     ///< its slices per (sequence, KV head)
 };
 WindowAttentionPlan window_attention_plan(const WindowAttentionParams& p);
+/// Whether the decode path serves this dtype, head dim and group at all (fp16/bf16, head dim 64,
+/// 128 or 256, G ≤ 8); a call then takes it when every sequence brings one token and its rows are
+/// 16-byte aligned.
+bool window_decode_path_serves(DType dtype, int32_t head_dim, int32_t group);
 /// window_attention_plan(p).path.
 WindowAttentionPath window_attention_path(const WindowAttentionParams& p);
 

@@ -83,9 +83,9 @@ int launch(const MergeSide* in, int64_t rows, int32_t head_dim, DType dtype, voi
   // pointer would end the CUDA context (cudaErrorMisalignedAddress is sticky).
   const auto aligned = [](const void* p, std::size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; };
   for (int i = 0; i < N; ++i) {
-    if (!aligned(in[i].o, 16)) return cudaErrorInvalidValue;
+    if (!aligned(in[i].o, 16) || !in[i].lse || !aligned(in[i].lse, 4)) return cudaErrorInvalidValue;
   }
-  if (!aligned(out, 4 * dtype_size(dtype))) return cudaErrorInvalidValue;
+  if (!out || !aligned(out, 4 * dtype_size(dtype)) || !aligned(lse_out, 4)) return cudaErrorInvalidValue;
   if (rows == 0) return cudaSuccess;
   Sides<N> sides;
   for (int i = 0; i < N; ++i) {

@@ -12,9 +12,10 @@ namespace hgca::merge {
 
 /// As merge_states (merge_host.hpp), for rows = tokens × heads rows of head_dim (a multiple of 4):
 /// o_a, lse_a and o_b, lse_b fp32 (natural-log LSE), any device-accessible memory (o_b, lse_b are
-/// read once, so mapped host memory costs one PCIe read), o_a and o_b 16-byte aligned; out
-/// [rows, head_dim] in `dtype`, aligned to 4 elements; lse_out optional. Bad arguments:
-/// cudaErrorInvalidValue, nothing launched.
+/// read once, so mapped host memory costs one PCIe read), o_a and o_b 16-byte aligned, the LSEs
+/// non-null; out [rows, head_dim] in `dtype`, aligned to 4 elements; lse_out optional. Misaligned
+/// or null pointers, rows < 0, head_dim not a positive multiple of 4, an unknown dtype:
+/// cudaErrorInvalidValue, nothing launched (a pointer that is wrong otherwise still faults).
 /// Any number of rows; an empty side (lse = -inf) passes the other through. `out` may be o_a or o_b
 /// when dtype is fp32 (each element is read before the thread that reads it writes it); lse_out
 /// must not be lse_a or lse_b (a row's LSE is read by all of its threads). Returns the CUDA error.

@@ -879,6 +879,10 @@ TEST(MergeKernel, RefusesBadArgumentsAndLaunchesNothing) {
   EXPECT_EQ(merge2(of, 2, 6, DType::kFloat32, ob), kInvalid);
   EXPECT_EQ(merge2(of, 2, 0, DType::kFloat32, ob), kInvalid);
   EXPECT_EQ(merge2(of, 2, 8, static_cast<DType>(7), ob), kInvalid);
+  EXPECT_EQ(merge::launch_merge_states(of, nullptr, of, lf, 2, 8, DType::kFloat32, ob, nullptr, stream.get()), kInvalid);
+  EXPECT_EQ(merge::launch_merge_states(of, lf, of, lf, 2, 8, DType::kFloat32, ob, reinterpret_cast<float*>(ob + 4098),
+                                       stream.get()),
+            kInvalid);  // lse_out not 4-byte aligned
   EXPECT_EQ(merge2(of, 2, 8, DType::kBFloat16, ob + 8), 0);             // 8-byte aligned: taken
   ASSERT_TRUE(stream.synchronize().is_ok());
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
