@@ -160,7 +160,8 @@ TEST(Topology, GpuLocalityFromCpuList) {
   }
   const Status absent = t->nodes_near_cpus("14-20", &nodes);  // the machine has CPUs 0-15
   EXPECT_EQ(absent.code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(absent.message(), HasSubstr("names CPUs 16-20 that this machine lacks or this process may not run on (it may use 0-15)"));
+  EXPECT_THAT(absent.message(),
+              HasSubstr("names CPUs 16-20 that this machine lacks or this process may not run on (it may use 0-15)"));
 }
 
 TEST(Placement, ThreadsPerNodeSplitting) {
