@@ -131,7 +131,7 @@ Status Topology::load(std::string source, const std::string& what, bool machine,
   std::iota(claim_order.begin(), claim_order.end(), 0);
   // hwloc 2.10 names DRAM "DRAM" where a machine has other kinds too.
   auto dram = [&](int i) { return objs[i]->subtype == nullptr || std::strcmp(objs[i]->subtype, "DRAM") == 0; };
-  std::stable_sort(claim_order.begin(), claim_order.end(), [&](int a, int b) { return dram(a) > dram(b); });
+  std::sort(claim_order.begin(), claim_order.end(), [&](int a, int b) { return dram(a) != dram(b) ? dram(a) : a < b; });
   std::vector<Bitmap> owned(static_cast<std::size_t>(n_nodes));
   Bitmap claimed;
   for (const int i : claim_order) {
