@@ -126,7 +126,9 @@ Status Topology::load(std::string source, const std::string& what, bool machine,
   // node).
   const int n_nodes = hwloc_get_nbobjs_by_type(t->topo_, HWLOC_OBJ_NUMANODE);
   std::vector<hwloc_obj_t> objs;
-  for (int i = 0; i < n_nodes; ++i) objs.push_back(hwloc_get_obj_by_type(t->topo_, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i)));
+  for (int i = 0; i < n_nodes; ++i) {
+    objs.push_back(hwloc_get_obj_by_type(t->topo_, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i)));
+  }
   std::vector<int> claim_order(static_cast<std::size_t>(n_nodes));
   std::iota(claim_order.begin(), claim_order.end(), 0);
   // hwloc 2.10 names DRAM "DRAM" where a machine has other kinds too.

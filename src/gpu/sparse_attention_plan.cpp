@@ -123,7 +123,8 @@ Status check_sparse_attention(const SparseAttentionParams& p, std::span<const Sp
   for (std::size_t i = 0; i < host_items.size(); ++i) {
     const SparseAttentionItem& it = host_items[i];
     if (it.n < 0 || it.n_rows < 1) {
-      return {kInvalid, fmt::format("items[{}]: n = {}, n_rows = {}, expected n ≥ 0 and n_rows ≥ 1", i, it.n, it.n_rows)};
+      return {kInvalid,
+              fmt::format("items[{}]: n = {}, n_rows = {}, expected n ≥ 0 and n_rows ≥ 1", i, it.n, it.n_rows)};
     }
     for (const auto& [name, ptr, needed] : {std::tuple{"q", static_cast<const void*>(it.q), true},
                                             {"o", it.o, true},

@@ -632,8 +632,8 @@ int load_window_attention_kernels(const WindowAttentionParams& p) {
 }
 
 bool window_decode_path_serves(DType dtype, int32_t head_dim, int32_t group) {
-  return (dtype == DType::kFloat16 || dtype == DType::kBFloat16) && (head_dim == 64 || head_dim == 128 || head_dim == 256) &&
-         group <= 8;
+  return (dtype == DType::kFloat16 || dtype == DType::kBFloat16) &&
+         (head_dim == 64 || head_dim == 128 || head_dim == 256) && group <= 8;
 }
 
 }  // namespace hgca::gpu
