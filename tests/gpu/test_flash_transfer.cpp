@@ -217,8 +217,9 @@ struct RoundTripCase {
 class FlashRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
 
 // Decode steps and prompts longer than the window over three sequences (windows wrap; their tails
-// leave block alignment), selection on: then every store block, or a random part of it, is gathered
-// back through FlashH2D, K and V, into one device buffer at unaligned offsets.
+// leave block alignment), selection on: then a random list of store blocks (K and V; whole blocks or
+// random parts of them), shuffled, is gathered back through FlashH2D into one device buffer at
+// unaligned offsets.
 TEST_P(FlashRoundTrip, EvictedThroughFlashD2HGatheredBackThroughFlashH2D) {
   const RoundTripCase c = GetParam();
   Options o;
@@ -258,9 +259,13 @@ TEST_P(FlashRoundTrip, EvictedThroughFlashD2HGatheredBackThroughFlashH2D) {
     }
   }
 
+  // One piece per (block, K or V): a whole block or a random part of it, with the bytes it must bring.
+  struct Piece {
+    const std::byte* src;
+    std::vector<std::byte> bytes;
+  };
   const std::size_t head_row = static_cast<std::size_t>(c.d) * dtype_size(c.dtype);
-  std::vector<gpu::H2DSpan> spans;
-  std::vector<std::byte> want;
+  std::vector<Piece> pieces;
   int64_t blocks = 0, partial = 0;
   for (std::size_t s = 0; s < stores.size(); ++s) {
     const SeqId id = ids[s / o.n_layers];
@@ -278,19 +283,27 @@ TEST_P(FlashRoundTrip, EvictedThroughFlashD2HGatheredBackThroughFlashH2D) {
         }
         for (int kv = 0; kv < 2; ++kv) {
           const auto& block = *st.store(head).blocks[b];
-          const std::byte* src = device_address((kv == 0 ? block.k() : block.v()) + t0 * head_row);
-          ASSERT_NE(src, nullptr) << "store memory is not registered with CUDA";
-          want.resize(want.size() + rng() % 7, kPoison);
-          spans.push_back({src, reinterpret_cast<void*>(want.size()),
-                           static_cast<int64_t>((t1 - t0) * head_row)});
+          Piece piece{device_address((kv == 0 ? block.k() : block.v()) + t0 * head_row), {}};
+          ASSERT_NE(piece.src, nullptr) << "store memory is not registered with CUDA";
           for (int64_t t = t0; t < t1; ++t) {  // entry j of the store is token j of the history
             const int64_t j = static_cast<int64_t>(b) * c.block_tokens + t;
             const std::byte* row = (kv == 0 ? k : v).data() + (j * c.hkv + head) * head_row;
-            want.insert(want.end(), row, row + head_row);
+            piece.bytes.insert(piece.bytes.end(), row, row + head_row);
           }
+          pieces.push_back(std::move(piece));
         }
       }
     }
+  }
+  // A random list, as a step's context sets ask for: about three pieces in four, in shuffled order.
+  std::shuffle(pieces.begin(), pieces.end(), rng);
+  pieces.resize(pieces.size() * 3 / 4);
+  std::vector<gpu::H2DSpan> spans;
+  std::vector<std::byte> want;
+  for (const Piece& piece : pieces) {
+    want.resize(want.size() + rng() % 7, kPoison);
+    spans.push_back({piece.src, reinterpret_cast<void*>(want.size()), static_cast<int64_t>(piece.bytes.size())});
+    want.insert(want.end(), piece.bytes.begin(), piece.bytes.end());
   }
   ASSERT_GT(blocks, 20) << "the steps should have evicted many blocks";
   ASSERT_GT(partial, 0);
