@@ -134,20 +134,23 @@ RuntimeBase::~RuntimeBase() {
 }
 
 Status RuntimeBase::init_cpu(const Machine& machine, const std::string& gpu_pci_bus_id) {
-  cpu::PoolOptions po;
-  po.threads = opt_.threads;
-  po.threads_per_node = opt_.threads_per_node;
-  if (Status s = cpu::Pool::create(machine.topology, po, &pool_); !s) return s;
-  for (int n = 0; n < pool_->node_count(); ++n) reeval_tasks_.push_back(std::make_unique<tbb::task_group>());
-  if (!gpu_pci_bus_id.empty() && !pool_->topology().nodes_near_pci(gpu_pci_bus_id, &gpu_local_nodes_)) {
+  if (!machine.topology) return error(StatusCode::kInvalidArgument, "init_cpu: the machine has no topology");
+  const cpu::Topology& topology = *machine.topology;
+  if (!gpu_pci_bus_id.empty() && !topology.nodes_near_pci(gpu_pci_bus_id, &gpu_local_nodes_)) {
     gpu_local_nodes_.clear();
     // Only a choice between nodes is lost; say so where there is one to make.
-    if (pool_->topology().is_this_system() && pool_->node_count() > 1) {
+    if (topology.is_this_system() && topology.node_count() > 1) {
       cpu::warn_once(fmt::format("hgca: the GPU at PCI {} is not in hwloc's view of this machine, so NUMA placement "
                                  "cannot prefer its node(s) and balances sequences by load only",
                                  gpu_pci_bus_id));
     }
   }
+  cpu::PoolOptions po;
+  po.threads = opt_.threads;
+  po.threads_per_node = opt_.threads_per_node;
+  po.preferred_nodes = gpu_local_nodes_;
+  if (Status s = cpu::Pool::create(machine.topology, po, &pool_); !s) return s;
+  for (int n = 0; n < pool_->node_count(); ++n) reeval_tasks_.push_back(std::make_unique<tbb::task_group>());
   return Status::ok();
 }
 

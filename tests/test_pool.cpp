@@ -173,6 +173,8 @@ TEST(Placement, ThreadsPerNodeSplitting) {
   EXPECT_THAT(split_threads(cores, hw, 10, 0), ElementsAre(5, 5));    // total shared evenly
   EXPECT_THAT(split_threads(cores, hw, 7, 0), ElementsAre(4, 3));     // remainder to the lower node
   EXPECT_THAT(split_threads(cores, hw, 1, 0), ElementsAre(1, 0));     // fewer threads than nodes
+  EXPECT_THAT(split_threads(cores, hw, 1, 0, std::vector<int>{1}), ElementsAre(0, 1));  // to the GPU's node
+  EXPECT_THAT(split_threads(cores, hw, 7, 0, std::vector<int>{1}), ElementsAre(3, 4));
   EXPECT_THAT(split_threads(cores, hw, 100, 0), ElementsAre(8, 8));   // total is a cap, not a goal
   // Unequal nodes keep their proportions; a memory-only node gets nothing.
   EXPECT_THAT(split_threads(std::vector<int>{12, 4, 0, 8}, std::vector<int>{12, 4, 0, 8}, 12, 0),

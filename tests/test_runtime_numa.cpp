@@ -221,6 +221,14 @@ TEST(RuntimeNuma, GpuLocalityFromThePciBusId) {
     // Finish times with one more: node 0 (9 + 1) / 2 = 5, node 1 (11 + 1) / 2 = 6 ≤ 1.25 × 5.
     EXPECT_THAT(add(*rt, {3}), ElementsAre(mode == NumaPlacement::kAuto ? 1 : 0)) << to_string(mode);
   }
+  // Fewer threads than nodes: the GPU's node gets the thread (node 0 got it, and the GPU's node none).
+  o.threads = 1;
+  o.numa_placement = NumaPlacement::kAuto;
+  const auto one = create(o, xml);
+  ASSERT_TRUE(one);
+  EXPECT_THAT(threads_of(*one), ElementsAre(0, 1));
+  EXPECT_THAT(add(*one, {1, 2}), ElementsAre(1, 1));
+  o.threads = 0;
   // A GPU hwloc does not see: no node is preferred, and every mode balances.
   o.numa_placement = NumaPlacement::kGpuLocal;
   const auto blind = create(o, from_xml(kGpuXml, "0000:17:00.0"));
@@ -304,10 +312,10 @@ TEST(RuntimeNuma, TunedJsonIsWhatTheRuntimeRuns) {
   EXPECT_EQ(st.isa, CpuIsa::kPortable);
   EXPECT_EQ(st.kv_split_tokens, 512);
   EXPECT_EQ(st.max_packed_heads, 2);
-  EXPECT_THAT(threads_of(*rt), ElementsAre(2, 1));  // 2 per node, 3 in all
-  // Balanced over nodes of 2 and 1 threads: (0 + 1) / 2, then a tie at 1 (the lower node), then
+  EXPECT_THAT(threads_of(*rt), ElementsAre(1, 2));  // 2 per node, 3 in all: the tie to the GPU's node 1
+  // Balanced over nodes of 1 and 2 threads: (0 + 1) / 2, then a tie at 1 (the lower node), then
   // node 1. Auto would have taken that tie to the GPU's node 1, gpu_local all three.
-  EXPECT_THAT(add(*rt, {1, 2, 3}), ElementsAre(0, 0, 1));
+  EXPECT_THAT(add(*rt, {1, 2, 3}), ElementsAre(1, 0, 1));
 
   // The same file through HGCA_CONFIG on this machine.
   setenv("HGCA_CONFIG", file.path().c_str(), 1);

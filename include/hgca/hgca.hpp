@@ -142,6 +142,7 @@ struct Options {
   int32_t max_sequences = 16;
   /// CPU worker threads over all NUMA nodes, at most: 0 or more than the cores runs one per core
   /// (threads_per_node may ask for more, up to the hardware threads); cpu_stats() says how many run.
+  /// Shared among the nodes in proportion to their cores; a share that ties goes to the GPU's node.
   int32_t threads = 0;
   /// Re-evaluation publishes before the next call (for tests). With the CUDA backend's overflow
   /// policy on, a context set whose store memory is not registered with CUDA yet is attended on the

@@ -11,7 +11,7 @@
 namespace hgca::cpu {
 
 std::vector<int> split_threads(std::span<const int> cores, std::span<const int> hw_threads,
-                               int total_threads, int threads_per_node) {
+                               int total_threads, int threads_per_node, std::span<const int> preferred) {
   const std::size_t n = cores.size();
   std::vector<int> want(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -32,8 +32,12 @@ std::vector<int> split_threads(std::span<const int> cores, std::span<const int> 
     given += got[i];
     remainder.emplace_back(exact % sum, i);
   }
-  std::stable_sort(remainder.begin(), remainder.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  const auto is_preferred = [&](std::size_t i) {
+    return std::find(preferred.begin(), preferred.end(), static_cast<int>(i)) != preferred.end();
+  };
+  std::stable_sort(remainder.begin(), remainder.end(), [&](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : is_preferred(a.second) && !is_preferred(b.second);
+  });
   for (std::size_t k = 0; given < total_threads && k < remainder.size(); ++k) {
     const std::size_t i = remainder[k].second;
     if (got[i] < want[i]) {

@@ -14,10 +14,11 @@ namespace hgca::cpu {
 /// Worker threads per node. `hw_threads[i]` is node i's hardware threads (its cap) and
 /// `cores[i]` its cores (the default when nothing is asked). `threads_per_node` > 0 asks that many
 /// on every node (capped at the node's hardware threads); `total_threads` > 0 caps the sum, shared
-/// among the nodes in proportion to what each would get (largest remainder, lower node first on
-/// ties). A node may get 0 threads when `total_threads` < the number of nodes.
+/// among the nodes in proportion to what each would get (largest remainder; on ties the nodes of
+/// `preferred` first, e.g. the GPU's, then the lower node). A node may get 0 threads when
+/// `total_threads` < the number of nodes.
 std::vector<int> split_threads(std::span<const int> cores, std::span<const int> hw_threads,
-                               int total_threads, int threads_per_node);
+                               int total_threads, int threads_per_node, std::span<const int> preferred = {});
 
 /// The node for one more sequence of `load` (e.g. its selected tokens × KV heads), given each
 /// node's current load and threads (nodes with 0 threads are never chosen). A node's finish time is

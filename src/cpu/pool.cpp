@@ -439,7 +439,7 @@ Status Pool::create(std::shared_ptr<const Topology> topology, const PoolOptions&
     cores.push_back(node.cores);
     hw_threads.push_back(node.hw_threads);
   }
-  pool->threads_ = split_threads(cores, hw_threads, options.threads, options.threads_per_node);
+  pool->threads_ = split_threads(cores, hw_threads, options.threads, options.threads_per_node, options.preferred_nodes);
   if (pool->total_threads() == 0) {
     return error(StatusCode::kInvalidArgument, "threads = {}, threads_per_node = {}: no node gets a thread on {}",
                  options.threads, options.threads_per_node, topo.source());
