@@ -17,21 +17,35 @@ namespace {
 
 std::atomic<bool> bar_on_line{false};  // a terminal's cursor stands at the end of a drawn bar
 
-/// Ctrl-C (or SIGTERM) during a bar: ends its line before the default action ends the process, so
-/// that the shell's prompt does not land on it. Only where the signal had its default action.
-void end_line_and_reraise(int sig) {
+/// What SIGINT and SIGTERM did before ours (their default action, or a library's handler).
+struct sigaction previous[2];
+int slot_of(int sig) { return sig == SIGINT ? 0 : 1; }
+
+/// Ctrl-C (or SIGTERM) during a bar: ends its line, then does what the signal did before (the
+/// default action ends the process), so that the shell's prompt does not land on the bar. Not
+/// where the signal was ignored.
+void end_line_then_previous(int sig, siginfo_t* info, void* context) {
   if (bar_on_line.load()) (void)!::write(STDERR_FILENO, "\n", 1);
-  std::signal(sig, SIG_DFL);
-  std::raise(sig);
+  const struct sigaction& prev = previous[slot_of(sig)];
+  if (prev.sa_flags & SA_SIGINFO) {
+    prev.sa_sigaction(sig, info, context);
+  } else if (prev.sa_handler != SIG_DFL) {  // not SIG_IGN: no handler of ours then
+    prev.sa_handler(sig);
+  } else {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
 }
 
 void install_end_line_handlers() {
   static const bool installed = [] {
     for (int sig : {SIGINT, SIGTERM}) {
-      struct sigaction old{};
-      if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+      struct sigaction& prev = previous[slot_of(sig)];
+      if (::sigaction(sig, nullptr, &prev) != 0) continue;
+      if (!(prev.sa_flags & SA_SIGINFO) && prev.sa_handler == SIG_IGN) continue;
       struct sigaction on{};
-      on.sa_handler = end_line_and_reraise;
+      on.sa_sigaction = end_line_then_previous;
+      on.sa_flags = SA_SIGINFO;
       sigemptyset(&on.sa_mask);
       ::sigaction(sig, &on, nullptr);
     }
