@@ -206,6 +206,7 @@ void report_plan(benchmark::State& state, const Fixture& f) {
   state.counters["n_per_head"] = static_cast<double>(f.n);
   state.counters["kv_splits"] = f.p.plan.kv_splits;
   state.counters["tile_pairs"] = f.p.plan.tile_pairs;
+  state.counters["tiles"] = f.p.plan.tiles;
   state.counters["blocks"] = static_cast<double>(f.items) * f.p.plan.tiles * f.p.plan.kv_splits;
   state.counters["sets"] = f.n_sets;
 }
@@ -261,10 +262,12 @@ BENCHMARK(BM_SparseDecodeHost)
     ->Iterations(10);
 
 /// Appends: `rows` new tokens of one sequence over its 8 heads' context sets. Reported in the cost
-/// model's unit (GB/s of K+V times rows) and as attention TFLOP/s (4·D flops per key and query head).
+/// model's unit (GB/s of K+V times rows) and as attention TFLOP/s (4·D flops per key and query head);
+/// kv_MB: the K+V bytes one call reads (once per tile of pairs from host memory, unless cached).
 void BM_SparseAppend(benchmark::State& state) {
   const auto rows = static_cast<int32_t>(state.range(0));
-  Fixture& f = fixture(1, state.range(1), rows);
+  const Placement where = state.range(2) == 0 ? Placement::kDevice : Placement::kHostSegments;
+  Fixture& f = fixture(1, state.range(1), rows, where);
   if (f.error != cudaSuccess) {
     state.SkipWithError((f.failed + ": " + cudaGetErrorString(f.error)).c_str());
     return;
@@ -283,13 +286,16 @@ void BM_SparseAppend(benchmark::State& state) {
   state.counters["us"] = t * 1e6;
   state.counters["row_GBps"] = static_cast<double>(f.kv_bytes) * rows / t * 1e-9;
   state.counters["TFLOPs"] = 4.0 * kD * static_cast<double>(f.n) * f.items * rows * kG / t * 1e-12;
+  state.counters["kv_MB"] = static_cast<double>(f.kv_bytes) * 1e-6;
   report_plan(state, f);
 }
 
-// args: rows (new tokens), context (10 % selected)
+// args: rows (new tokens), context (10 % selected), host (0: K/V in device memory, as after a
+// FlashH2D gather; 1: read in place from a context cache's segments in mapped pinned memory, as the
+// overflow policy's GPU path reads them)
 BENCHMARK(BM_SparseAppend)
-    ->ArgNames({"rows", "context"})
-    ->ArgsProduct({{16, 128, 512}, {32768}})
+    ->ArgNames({"rows", "context", "host"})
+    ->ArgsProduct({{16, 128, 512}, {32768}, {0, 1}})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
     ->Iterations(10);

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <utility>
 
+#include "gpu/sparse_attention.hpp"  // kMaxSparseTilePairs (host-only declarations)
+
 namespace hgca {
 namespace {
 
@@ -26,7 +28,9 @@ double cpu_seconds_per_byte(int32_t rows, const OverflowRates& r) {
   return roofline_seconds_per_byte(rows, r.cpu_gbps, r.cpu_row_gbps);
 }
 double gpu_seconds_per_byte(int32_t rows, const OverflowRates& r) {
-  return 1e-9 / r.h2d_gbps + roofline_seconds_per_byte(rows, r.gpu_gbps, r.gpu_row_gbps);
+  const int64_t pairs = int64_t{rows} * r.group;
+  const auto reads = static_cast<double>((pairs + gpu::kMaxSparseTilePairs - 1) / gpu::kMaxSparseTilePairs);
+  return std::max(reads * 1e-9 / r.h2d_gbps, roofline_seconds_per_byte(rows, r.gpu_gbps, r.gpu_row_gbps));
 }
 
 }  // namespace
@@ -43,6 +47,9 @@ Status check_overflow_rates(const OverflowRates& r) {
       return {StatusCode::kInvalidArgument,
               fmt::format("overflow rates: {} = {}, expected a finite rate ≥ {} GB/s", name, value, kMinGbps)};
     }
+  }
+  if (r.group < 1) {
+    return {StatusCode::kInvalidArgument, fmt::format("overflow rates: group = {}, expected G ≥ 1", r.group)};
   }
   const std::pair<const char*, double> fixed[] = {{"gpu_fixed_s", r.gpu_fixed_s}, {"cpu_fixed_s", r.cpu_fixed_s}};
   for (const auto& [name, value] : fixed) {
@@ -63,6 +70,7 @@ OverflowRates overflow_rates(const Options& o) {
     if (value > 0.0) r.*field = value;
   }
   if (o.n_q_heads > 0 && o.n_kv_heads > 0 && o.n_q_heads % o.n_kv_heads == 0) {
+    r.group = o.n_q_heads / o.n_kv_heads;
     const double scale = 4.0 / (o.n_q_heads / o.n_kv_heads) * static_cast<double>(dtype_size(o.dtype)) / 2.0;
     r.cpu_row_gbps = std::max(r.cpu_row_gbps * scale, kMinGbps);  // a large G must not scale them out of range
     r.gpu_row_gbps = std::max(r.gpu_row_gbps * scale, kMinGbps);

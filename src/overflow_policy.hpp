@@ -27,7 +27,8 @@ struct OverflowRates {
   /// measured 1233 GFLOP/s at G = 4, D = 128, bf16, i.e. 4·D·G flops per key and row over 4·D bytes
   /// of K+V: 1233 / 4.
   double cpu_row_gbps = 308.0;
-  /// FlashH2D: GB/s of the gather over PCIe (DESIGN.md: one UVA gather kernel, 8 SMs, 16 KB blocks).
+  /// GB/s over PCIe of the GPU path's reads of host memory (DESIGN.md: one UVA gather kernel, 8 SMs,
+  /// 16 KB blocks; the sparse kernel reading context caches in place: 51.1, session 48 call 7).
   double h2d_gbps = 51.3;
   /// GPU sparse attention, decode: GB/s of K+V read (DESIGN.md: PyTorch SDPA decode, long KV, the
   /// low end; bench_gpu_sparse measures this kernel).
@@ -46,15 +47,20 @@ struct OverflowRates {
   /// The window's attention: GB/s of window K+V read, for the GPU's part with nothing moved
   /// (bench/results/gpu-window: 3.56–4.03 TB/s at the large decode shapes, the low end).
   double window_gbps = 3500.0;
+  /// G, query heads per KV head (≥ 1): the GPU path reads a moved item in place from host memory
+  /// once per tile of gpu::kMaxSparseTilePairs (row, head) pairs, so an append of r rows crosses the
+  /// link ceil(r·G / 8) times (512 rows at G 4: 256 reads, 67 ms for 13.4 MB; session 48 call 7).
+  int32_t group = 4;
 };
 
-/// Ok, or an error naming the first rate that is not finite and ≥ 0.001 GB/s (the fixed costs: ≥ 0).
+/// Ok, or an error naming the first rate that is not finite and ≥ 0.001 GB/s (the fixed costs: ≥ 0;
+/// group: ≥ 1).
 Status check_overflow_rates(const OverflowRates& rates);
 
 /// The rates Options name (Options::overflow_*_gbps; 0 keeps the default above), the row rates
 /// (cpu_row_gbps, gpu_row_gbps: given or default, figures at G = 4 and 2-byte K/V) scaled to the
 /// runtime's shape: a key's arithmetic per row grows with G, its bytes with the element size, so
-/// a byte·row costs G/4 · 2/elem_size of what it costs there.
+/// a byte·row costs G/4 · 2/elem_size of what it costs there; group is the runtime's G.
 OverflowRates overflow_rates(const Options& options);
 /// Checks Options::overflow, overflow_margin and the overflow_*_gbps rates (0, or finite and ≥ 0.001);
 /// validate_options calls it.
@@ -69,8 +75,9 @@ struct OverflowItem {
 /// Seconds the CPU engine takes for `item`: its bytes at cpu_gbps, or at cpu_row_gbps per row once
 /// the rows make it compute-bound (the larger).
 double overflow_cpu_seconds(const OverflowItem& item, const OverflowRates& rates);
-/// Seconds `item` adds to the GPU's part when moved: its gather, then its attention (as above with
-/// the GPU's rates). The fixed cost of moving anything is not included.
+/// Seconds `item` adds to the GPU's part when moved: its reads over the link (once per tile of
+/// pairs, see group) or its attention (as above with the GPU's rates), whichever is longer (the
+/// kernel computes while it reads). The fixed cost of moving anything is not included.
 double overflow_gpu_seconds(const OverflowItem& item, const OverflowRates& rates);
 
 /// Seconds of the GPU's window attention for one call, `seqs` holding each sequence's window K+V

@@ -1,5 +1,6 @@
 // The overflow policy's cost model on synthetic rates: nothing moves when the CPU is not the
-// bottleneck or moving does not pay, long appends move to the GPU, skewed decode batches are
+// bottleneck or moving does not pay, appends move while the GPU reads them once (not when their
+// tiles read them again and again), skewed decode batches are
 // balanced (within one item of the fractional optimum, and of the best subset where that can be
 // enumerated), the predicted critical path is never worse than moving nothing, and bad input is
 // refused by name.
@@ -125,34 +126,45 @@ TEST(OverflowPolicy, SmallStepsMoveWholeWhenTheCpuFixedCostDominates) {
   expect_consistent(items, q, 5e-6, rates);
 }
 
-TEST(OverflowPolicy, LongAppendsMoveToTheGpu) {
-  // Rates where the GPU computes rows far faster (tensor cores): each append item's CPU time is
-  // rows-bound, its GPU time mostly the gather; every item moves.
+TEST(OverflowPolicy, AppendsMoveWhileTheirTileIsReadOnce) {
+  // Rates where the GPU computes rows far faster (tensor cores). Appends of 4 rows at G = 2 (8
+  // pairs: one tile, one read of the set over the link) are rows-bound on the CPU: they move.
   OverflowRates rates;
   rates.gpu_row_gbps = 100 * rates.cpu_row_gbps;
-  std::vector<OverflowItem> items(8, OverflowItem{6700 * 1000, 512});  // 8 heads, 13K keys, 512 rows
-  const OverflowPlan p = plan(items, 200e-6, rates);
-  EXPECT_EQ(p.gpu_items.size(), items.size());
-  EXPECT_EQ(p.rows_moved, 8 * 512);
-  EXPECT_LT(p.critical_s(), p.critical_alone_s() / 10);
-  expect_consistent(items, p, 200e-6, rates);
+  rates.group = 2;
+  std::vector<OverflowItem> items(8, OverflowItem{6700 * 1000, 4});  // 8 heads, 13K keys, 4 rows
+  const OverflowPlan p = plan(items, 20e-6, rates);
+  EXPECT_FALSE(p.gpu_items.empty());
+  EXPECT_LT(p.critical_s(), 0.9 * p.critical_alone_s());
+  expect_consistent(items, p, 20e-6, rates);
 
-  // A decode batch beside the appends: the appends go first (they save the most CPU per GPU second).
+  // 512 rows: 128 tiles, each reading the set over the link again (the kernel reads it in place):
+  // however fast the GPU computes, an item costs it 1.5× the CPU's time, so the GPU only takes a
+  // balancing share, 3 of 8 (the old model, one read, moved all 8).
+  items.assign(8, OverflowItem{6700 * 1000, 512});
+  const OverflowPlan q = plan(items, 200e-6, rates);
+  EXPECT_EQ(q.gpu_items.size(), 3u);
+  expect_consistent(items, q, 200e-6, rates);
+
+  // A decode batch beside two such short appends: the appends go first (they save the most CPU
+  // per GPU second).
   std::vector<OverflowItem> mixed = decode_items(16, 2 * kMB);
-  mixed.insert(mixed.begin() + 5, OverflowItem{3 * kMB, 64});
-  mixed.insert(mixed.begin() + 11, OverflowItem{1 * kMB, 200});
-  OverflowRates defaults;
-  const OverflowPlan q = plan(mixed, 50e-6, defaults);
-  EXPECT_TRUE(std::find(q.gpu_items.begin(), q.gpu_items.end(), 5) != q.gpu_items.end());
-  EXPECT_TRUE(std::find(q.gpu_items.begin(), q.gpu_items.end(), 11) != q.gpu_items.end());
-  expect_consistent(mixed, q, 50e-6, defaults);
+  mixed.insert(mixed.begin() + 5, OverflowItem{3 * kMB, 4});
+  mixed.insert(mixed.begin() + 11, OverflowItem{1 * kMB, 4});
+  OverflowRates g2;
+  g2.group = 2;
+  const OverflowPlan m = plan(mixed, 50e-6, g2);
+  EXPECT_TRUE(std::find(m.gpu_items.begin(), m.gpu_items.end(), 5) != m.gpu_items.end());
+  EXPECT_TRUE(std::find(m.gpu_items.begin(), m.gpu_items.end(), 11) != m.gpu_items.end());
+  expect_consistent(mixed, m, 50e-6, g2);
 }
 
 TEST(OverflowPolicy, AppendsBalanceWhenTheGpuIsNotFarFaster) {
-  // With the default rates (CUDA-core rows on the GPU, 2.7× the CPU's) moving all of eight long
-  // appends would make the GPU the longer side: some stay.
-  const OverflowRates rates;
-  std::vector<OverflowItem> items(8, OverflowItem{6700 * 1000, 512});
+  // With the default rates, moving all of eight one-tile appends would make the GPU (its reads over
+  // the link) the longer side: some stay.
+  OverflowRates rates;
+  rates.group = 2;
+  std::vector<OverflowItem> items(8, OverflowItem{6700 * 1000, 4});
   const OverflowPlan p = plan(items, 200e-6, rates);
   EXPECT_FALSE(p.gpu_items.empty());
   EXPECT_LT(p.gpu_items.size(), items.size());
@@ -174,7 +186,7 @@ TEST(OverflowPolicy, SkewedDecodeBatchIsBalanced) {
   expect_consistent(items, p, window, rates);
   // Decode items cost the same per byte on each side, so the fractional optimum moves x bytes with
   // cpu_alone − x·c = window + fixed + x·g; the greedy is within one item's CPU time of it.
-  const double c = 1e-9 / rates.cpu_gbps, g = 1e-9 / rates.h2d_gbps + 1e-9 / rates.gpu_gbps;
+  const double c = 1e-9 / rates.cpu_gbps, g = std::max(1e-9 / rates.h2d_gbps, 1e-9 / rates.gpu_gbps);
   const double x = (p.cpu_alone_s - window - rates.gpu_fixed_s) / (c + g);
   const double fractional = p.cpu_alone_s - x * c;
   double largest = 0.0;
@@ -183,8 +195,11 @@ TEST(OverflowPolicy, SkewedDecodeBatchIsBalanced) {
   EXPECT_LE(p.critical_s(), fractional + largest);
   EXPECT_LT(p.critical_s(), 0.75 * p.critical_alone_s());
   // Equal savings per GPU second: the largest sets go first, so what moves is the skewed
-  // sequence's heads (five of its eight balance the step), not a spread of small sets.
-  for (int32_t i : p.gpu_items) EXPECT_EQ(i / 8, 3) << "item " << i;
+  // sequence's heads (five of its eight balance the step), then at most a few small sets that
+  // still fit, not a spread of small sets instead.
+  const auto skewed = std::count_if(p.gpu_items.begin(), p.gpu_items.end(), [](int32_t i) { return i / 8 == 3; });
+  EXPECT_EQ(skewed, 5);
+  EXPECT_LE(p.gpu_items.size(), 5u + 2u);
 }
 
 // Random steps (decode and appends, rates over two orders of magnitude): never worse than moving
@@ -205,6 +220,7 @@ TEST(OverflowPolicy, NeverWorseThanMovingNothingAndNearTheBestSubset) {
     rates.gpu_row_gbps = log_uniform(200, 100000);
     rates.gpu_fixed_s = log_uniform(1e-6, 1e-4);
     rates.cpu_fixed_s = trial % 3 == 0 ? 0.0 : log_uniform(1e-6, 1e-4);
+    rates.group = 1 + static_cast<int32_t>(rng() % 8);
     const int32_t n = 1 + static_cast<int32_t>(rng() % 12);
     std::vector<OverflowItem> items;
     for (int32_t i = 0; i < n; ++i) {
@@ -245,9 +261,32 @@ TEST(OverflowPolicy, CostsFollowTheRoofline) {
   r.gpu_row_gbps = 2000;
   EXPECT_DOUBLE_EQ(overflow_cpu_seconds({1000000000, 1}, r), 1.0 / 100);    // memory-bound
   EXPECT_DOUBLE_EQ(overflow_cpu_seconds({1000000000, 30}, r), 30.0 / 300);  // rows-bound
-  EXPECT_DOUBLE_EQ(overflow_gpu_seconds({1000000000, 1}, r), 1.0 / 50 + 1.0 / 1000);
-  EXPECT_DOUBLE_EQ(overflow_gpu_seconds({1000000000, 10}, r), 1.0 / 50 + 10.0 / 2000);
+  // The GPU reads a moved item in place over the link once per tile of 8 (row, head) pairs,
+  // computing meanwhile: decode (G = 4: one tile) costs the link's read.
+  EXPECT_DOUBLE_EQ(overflow_gpu_seconds({1000000000, 1}, r), 1.0 / 50);
+  r.gpu_gbps = 40;  // a GPU slower than the link: its compute is the longer
+  EXPECT_DOUBLE_EQ(overflow_gpu_seconds({1000000000, 1}, r), 1.0 / 40);
+  // An append of 10 rows: 40 pairs, 5 reads (the model added one read and the attention: 0.025).
+  EXPECT_DOUBLE_EQ(overflow_gpu_seconds({1000000000, 10}, r), 5.0 / 50);
+  r.group = 1;  // 10 pairs, 2 reads
+  EXPECT_DOUBLE_EQ(overflow_gpu_seconds({1000000000, 10}, r), 2.0 / 50);
+  r.gpu_row_gbps = 100;  // compute-bound: 10 rows at 100
+  EXPECT_DOUBLE_EQ(overflow_gpu_seconds({1000000000, 10}, r), 10.0 / 100);
   EXPECT_EQ(overflow_cpu_seconds({0, 7}, r), 0.0);
+}
+
+// Measured on the H200 (session 48 call 7; Hkv 8, G 4, D 128, bf16, 3277 keys per head: 13.4 MB
+// read in place from host memory): 16 rows 2.12 ms, 512 rows 67.0 ms; the default rates at G 4 price
+// them within 5 % (the model priced them 0.52 and 8.6 ms: appends moved to a GPU 4-8x slower).
+TEST(OverflowPolicy, AppendsReadInPlaceCostWhatTheGpuMeasured) {
+  Options o;
+  o.n_q_heads = 32;
+  o.n_kv_heads = 8;
+  o.dtype = DType::kBFloat16;
+  const OverflowRates r = overflow_rates(o);
+  const int64_t bytes = 8 * int64_t{3277} * 2 * 128 * 2;
+  EXPECT_NEAR(overflow_gpu_seconds({bytes, 16}, r), 2.117e-3, 0.05 * 2.117e-3);
+  EXPECT_NEAR(overflow_gpu_seconds({bytes, 512}, r), 66.97e-3, 0.05 * 66.97e-3);
 }
 
 void expect_invalid(const Status& s, const std::string& needle) {
@@ -282,6 +321,7 @@ TEST(OverflowPolicy, RefusesBadInputByName) {
   expect_invalid(rates_with([](auto& r) { r.gpu_fixed_s = -1e-6; }), "gpu_fixed_s");
   expect_invalid(rates_with([](auto& r) { r.cpu_fixed_s = NAN; }), "cpu_fixed_s");
   expect_invalid(rates_with([](auto& r) { r.window_gbps = 0; }), "window_gbps = 0");
+  expect_invalid(rates_with([](auto& r) { r.group = 0; }), "group = 0");
   // Rates whose seconds per byte overflow (an empty item then cost 0 · inf: a NaN plan).
   expect_invalid(rates_with([](auto& r) { r.cpu_gbps = 1e-310; }), "cpu_gbps = 1e-310");
   expect_invalid(rates_with([](auto& r) { r.window_gbps = 1e-4; }), "expected a finite rate ≥ 0.001 GB/s");

@@ -50,6 +50,9 @@ struct SparseAttentionShape {
   int32_t max_rows = 1;  ///< most query rows of an item
 };
 
+/// Most (row, head) pairs in one block's tile: a block reads its item's K/V rows once for them, so
+/// an item of P pairs is read ceil(P / 8) times (over the link when it lies in host memory).
+inline constexpr int32_t kMaxSparseTilePairs = 8;
 /// Most blocks over one item's keys (and partial states per (row, head) pair).
 inline constexpr int32_t kMaxSparseSplits = 64;
 /// Split chunks are multiples of this many keys.

@@ -21,7 +21,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int32_t tile_pairs_for(int64_t pairs) {
   int32_t t = 1;
-  while (t < pairs && t < 8) t *= 2;
+  while (t < pairs && t < kMaxSparseTilePairs) t *= 2;
   return t;
 }
 
