@@ -9,6 +9,7 @@
 #include <random>
 
 #include <fmt/format.h>
+#include <oneapi/tbb/parallel_for.h>
 
 #include "devmem/devmem.hpp"
 #include "hgca/dtype.hpp"
@@ -21,15 +22,25 @@ namespace {
 constexpr float kQueryTopicPerSqrtD = 1.0f;  // |q along u| = √D, as large as the noise
 constexpr float kKeyTopicPerSqrtD = 0.625f;  // |k along u| for salient keys
 
+/// Rows of one input task: each has its own generator, seeded from (seed, step, layer, first row),
+/// so the inputs do not depend on how many threads make them.
+constexpr int64_t kRowsPerTask = 64;
+
+/// A step's inputs of every layer, already in the runtime's dtype.
+struct StepInputs {
+  std::vector<std::vector<std::byte>> q, k, v;  // per layer
+};
+
 class InputMaker {
  public:
   InputMaker(const Options& o, const SyntheticWorkload& w)
-      : o_(o), w_(w), rng_(w.seed),
-        topics_(static_cast<std::size_t>(o.n_layers) * static_cast<std::size_t>(o.n_kv_heads * o.head_dim)) {
+      : o_(o), w_(w), topics_(static_cast<std::size_t>(o.n_layers) * static_cast<std::size_t>(o.n_kv_heads * o.head_dim)) {
+    std::mt19937_64 rng(w.seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
     for (std::size_t t = 0; t < topics_.size(); t += static_cast<std::size_t>(o.head_dim)) {
       float norm = 0.0f;
       for (int32_t d = 0; d < o.head_dim; ++d) {
-        const float x = normal_(rng_);
+        const float x = normal(rng);
         topics_[t + static_cast<std::size_t>(d)] = x;
         norm += x * x;
       }
@@ -38,54 +49,77 @@ class InputMaker {
     }
   }
 
-  /// Fills q [T, Hq, D], k, v [T, Hkv, D] of `layer` for T tokens, in fp32.
-  void make(int32_t layer, int64_t T, std::vector<float>& q, std::vector<float>& k, std::vector<float>& v) {
-    const int64_t Hq = o_.n_q_heads, Hkv = o_.n_kv_heads, D = o_.head_dim, group = Hq / Hkv;
-    const float sqrt_d = std::sqrt(static_cast<float>(D));
-    q.resize(static_cast<std::size_t>(T * Hq * D));
-    k.resize(static_cast<std::size_t>(T * Hkv * D));
+  /// Fills q [T, Hq, D], k, v [T, Hkv, D] of every layer for step `step`'s T tokens, in the runtime's
+  /// dtype, on every core (made on one thread, a 4096-token prompt of 8 layers took ~20 s to make
+  /// and 1 s to attend on the H200: bench/results/session48, call 10).
+  void make(int64_t step, int64_t T, StepInputs& in) const {
+    const auto layers = static_cast<std::size_t>(o_.n_layers);
+    const std::size_t elem = dtype_size(o_.dtype);
+    in.q.resize(layers);
+    in.k.resize(layers);
+    in.v.resize(layers);
+    for (std::size_t l = 0; l < layers; ++l) {
+      in.q[l].resize(static_cast<std::size_t>(T * o_.n_q_heads * o_.head_dim) * elem);
+      in.k[l].resize(static_cast<std::size_t>(T * o_.n_kv_heads * o_.head_dim) * elem);
+      in.v[l].resize(in.k[l].size());
+    }
+    const int64_t blocks = (T + kRowsPerTask - 1) / kRowsPerTask;
+    tbb::parallel_for(int64_t{0}, static_cast<int64_t>(layers) * blocks, [&](int64_t task) {
+      const int64_t t0 = task % blocks * kRowsPerTask;
+      make_rows(step, static_cast<int32_t>(task / blocks), t0, std::min(T, t0 + kRowsPerTask), in);
+    });
+  }
+
+ private:
+  /// Tokens [t0, t1) of `layer`: isotropic noise, queries along their head's topic, a salient share
+  /// of keys along it too.
+  void make_rows(int64_t step, int32_t layer, int64_t t0, int64_t t1, StepInputs& in) const {
+    const int64_t Hq = o_.n_q_heads, Hkv = o_.n_kv_heads, D = o_.head_dim, group = Hq / Hkv, rows = t1 - t0;
+    std::seed_seq seed{w_.seed, static_cast<uint64_t>(step), static_cast<uint64_t>(layer), static_cast<uint64_t>(t0)};
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+    thread_local std::vector<float> q, k, v;
+    q.resize(static_cast<std::size_t>(rows * Hq * D));
+    k.resize(static_cast<std::size_t>(rows * Hkv * D));
     v.resize(k.size());
-    for (float& x : q) x = normal_(rng_);
-    for (float& x : k) x = normal_(rng_);
-    for (float& x : v) x = normal_(rng_);
+    for (float& x : q) x = normal(rng);
+    for (float& x : k) x = normal(rng);
+    for (float& x : v) x = normal(rng);
+    const float sqrt_d = std::sqrt(static_cast<float>(D));
     const float* topic = topics_.data() + static_cast<int64_t>(layer) * Hkv * D;
-    for (int64_t t = 0; t < T; ++t) {
+    for (int64_t t = 0; t < rows; ++t) {
       for (int64_t h = 0; h < Hq; ++h) {
         const float* u = topic + (h / group) * D;
         float* qh = q.data() + (t * Hq + h) * D;
         for (int64_t d = 0; d < D; ++d) qh[d] += kQueryTopicPerSqrtD * sqrt_d * u[d];
       }
       for (int64_t h = 0; h < Hkv; ++h) {
-        if (uniform_(rng_) >= w_.salient_fraction) continue;
+        if (uniform(rng) >= w_.salient_fraction) continue;
         const float* u = topic + h * D;
         float* kh = k.data() + (t * Hkv + h) * D;
         for (int64_t d = 0; d < D; ++d) kh[d] += kKeyTopicPerSqrtD * sqrt_d * u[d];
       }
     }
+    const auto l = static_cast<std::size_t>(layer);
+    const std::size_t elem = dtype_size(o_.dtype);
+    convert(q, in.q[l].data() + static_cast<std::size_t>(t0 * Hq * D) * elem);
+    convert(k, in.k[l].data() + static_cast<std::size_t>(t0 * Hkv * D) * elem);
+    convert(v, in.v[l].data() + static_cast<std::size_t>(t0 * Hkv * D) * elem);
   }
 
- private:
+  void convert(const std::vector<float>& src, std::byte* dst) const {
+    if (o_.dtype == DType::kFloat32) {
+      std::copy_n(reinterpret_cast<const std::byte*>(src.data()), src.size() * sizeof(float), dst);
+    } else {
+      convert_from_float(o_.dtype, src, reinterpret_cast<uint16_t*>(dst));
+    }
+  }
+
   const Options& o_;
   const SyntheticWorkload& w_;
-  std::mt19937_64 rng_;
-  std::normal_distribution<float> normal_{0.0f, 1.0f};
-  std::uniform_real_distribution<float> uniform_{0.0f, 1.0f};
   std::vector<float> topics_;  // [layers, Hkv, D], unit rows
 };
-
-// The step's inputs of every layer, already in the runtime's dtype.
-struct StepInputs {
-  std::vector<std::vector<std::byte>> q, k, v;  // per layer
-};
-
-void convert(DType dtype, const std::vector<float>& src, std::vector<std::byte>& dst) {
-  dst.resize(src.size() * dtype_size(dtype));
-  if (dtype == DType::kFloat32) {
-    std::copy_n(reinterpret_cast<const std::byte*>(src.data()), dst.size(), dst.data());
-  } else {
-    convert_from_float(dtype, src, reinterpret_cast<uint16_t*>(dst.data()));
-  }
-}
 
 /// LayerStats::transfer_seconds summed over the layers (waits for enqueued work).
 Status transfer_seconds(const Runtime& runtime, double* out) {
@@ -135,18 +169,15 @@ Status run_synthetic(Runtime& runtime, const SyntheticWorkload& w,
     if (!status) return status;
   }
 
-  InputMaker maker(o, w);
+  const InputMaker maker(o, w);
   StepInputs in;
-  in.q.resize(static_cast<std::size_t>(o.n_layers));
-  in.k.resize(in.q.size());
-  in.v.resize(in.q.size());
-  std::vector<float> q, k, v;
   std::vector<std::byte> out_buf;
   // The CUDA backend takes device memory: each layer's inputs are uploaded before the step's timer
   // starts, and the timer stops when the stream has finished the step.
   const bool cuda = runtime.backend() == Backend::kCuda;
   devmem::Stream stream;
-  std::vector<devmem::DeviceBuffer> q_dev(in.q.size()), k_dev(in.q.size()), v_dev(in.q.size());
+  const auto layers = static_cast<std::size_t>(o.n_layers);
+  std::vector<devmem::DeviceBuffer> q_dev(layers), k_dev(layers), v_dev(layers);
   devmem::DeviceBuffer out_dev;
   if (cuda) {
     if (Status s = devmem::Stream::create(&stream); !s) return s;
@@ -163,13 +194,7 @@ Status run_synthetic(Runtime& runtime, const SyntheticWorkload& w,
     const bool prefill = step < prefill_steps;
     const int32_t n = prefill ? std::min(w.chunk, w.context - static_cast<int32_t>(step) * w.chunk) : 1;
     const int64_t T = static_cast<int64_t>(n) * w.batch;
-    for (int32_t l = 0; l < o.n_layers; ++l) {
-      const auto li = static_cast<std::size_t>(l);
-      maker.make(l, T, q, k, v);
-      convert(o.dtype, q, in.q[li]);
-      convert(o.dtype, k, in.k[li]);
-      convert(o.dtype, v, in.v[li]);
-    }
+    maker.make(step, T, in);
     out_buf.resize(in.q[0].size());
     if (cuda) {
       for (std::size_t l = 0; l < in.q.size(); ++l) {
