@@ -1,9 +1,10 @@
 // The overflow policy's cost model (issue 5, item 3): which items of a step — (sequence, KV head)
-// context sets — to gather to the GPU through FlashH2D and attend there (gpu/sparse_attention.hpp)
-// instead of on the CPU, so that the step's critical path is shortest. It covers (a) appends and
-// prefills with many query rows, whose CPU cost grows with the rows while the GPU's is mostly the
-// transfer, and (b) decode steps whose CPU share exceeds the GPU's window. Pure host code over
-// measured rates, which the runtime owns.
+// context sets — the GPU attends (gpu/sparse_attention.hpp, reading them in place from the store
+// memory over the link, FlashH2D's mechanism) instead of the CPU, so that the step's critical path is
+// shortest. It covers (a) appends and prefills with many query rows, whose CPU cost grows with the
+// rows (the GPU's too: it reads an item once per tile of 8 (row, head) pairs), and (b) decode steps
+// whose CPU share exceeds the GPU's window. Pure host code over measured rates, which the runtime
+// owns.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +37,8 @@ struct OverflowRates {
   /// GPU sparse attention, appends, as cpu_row_gbps (the window's generic path on fp32 CUDA cores,
   /// 3.3 TFLOP/s at G = 4, D = 128 in bench/results/gpu-window, until the sparse kernel's is measured).
   double gpu_row_gbps = 825.0;
-  /// Fixed cost of the GPU path in a step that moves anything: the gather, attend and combine
-  /// launches and the second merge (an estimate).
+  /// Fixed cost of the GPU path in a step that moves anything: the attend and combine launches and
+  /// the second merge (an estimate).
   double gpu_fixed_s = 20e-6;
   /// Fixed cost of the CPU path in a step that leaves it anything: waking the pool, its tasks and
   /// their results reaching the merge. hgca-decode's default run on the GPU machine
@@ -90,11 +91,12 @@ double overflow_window_seconds(std::span<const OverflowItem> seqs, const Overflo
 
 /// One step's decision and its explanation (for the statistics).
 struct OverflowPlan {
-  std::vector<int32_t> gpu_items;  ///< items to gather and attend on the GPU, ascending indices
-  int64_t bytes_moved = 0;         ///< their K+V bytes, i.e. the gather's size
+  std::vector<int32_t> gpu_items;  ///< items the GPU attends, ascending indices
+  int64_t bytes_moved = 0;         ///< their K+V bytes (read over the link once per tile of pairs)
   int64_t rows_moved = 0;          ///< their query rows
   double cpu_s = 0.0;              ///< predicted: the CPU's part (cpu_fixed_s + the items left on it, if any)
-  double gpu_s = 0.0;              ///< predicted: the GPU's part (window, plus fixed + gather + attention if anything moves)
+  /// predicted: the GPU's part (window, plus fixed + Σ overflow_gpu_seconds if anything moves)
+  double gpu_s = 0.0;
   double cpu_alone_s = 0.0;        ///< predicted: the CPU's part with nothing moved
   double window_s = 0.0;           ///< the GPU's part with nothing moved (the caller's estimate)
   double critical_s() const { return cpu_s > gpu_s ? cpu_s : gpu_s; }

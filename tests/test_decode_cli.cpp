@@ -15,6 +15,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli_run.hpp"
@@ -223,6 +224,23 @@ struct Interrupted {
 };
 Interrupted interrupt_mid_prefill(const char* preload) {
   Interrupted r;
+  // The child's environment and arguments, made before the fork (the child only execs).
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string_view var(*e);
+    if (!preload || (!var.starts_with("LD_PRELOAD=") && !var.starts_with("ASAN_OPTIONS="))) env.emplace_back(var);
+  }
+  if (preload) {
+    env.push_back(std::string("LD_PRELOAD=") + preload);
+    // Under AddressSanitizer (the sanitize preset) its runtime would refuse to come second.
+    const char* asan = std::getenv("ASAN_OPTIONS");
+    env.push_back(std::string("ASAN_OPTIONS=") + (asan ? asan : "") + ":verify_asan_link_order=0");
+  }
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const char* argv[] = {HGCA_DECODE_EXE, "--backend", "host", "--context", "1000000", "--chunk", "64",
+                        "--decode-steps", "0", nullptr};
   int master = -1;
   const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
   if (pid < 0) {
@@ -230,14 +248,7 @@ Interrupted interrupt_mid_prefill(const char* preload) {
     return r;
   }
   if (pid == 0) {  // on the terminal: a run long enough to be interrupted mid-prefill
-    if (preload) {
-      ::setenv("LD_PRELOAD", preload, 1);
-      // Under AddressSanitizer (the sanitize preset) its runtime would refuse to come second.
-      const char* asan = std::getenv("ASAN_OPTIONS");
-      ::setenv("ASAN_OPTIONS", (std::string(asan ? asan : "") + ":verify_asan_link_order=0").c_str(), 1);
-    }
-    ::execl(HGCA_DECODE_EXE, HGCA_DECODE_EXE, "--backend", "host", "--context", "1000000", "--chunk", "64",
-            "--decode-steps", "0", static_cast<char*>(nullptr));
+    ::execve(HGCA_DECODE_EXE, const_cast<char* const*>(argv), envp.data());
     ::_exit(127);
   }
   bool interrupted = false;

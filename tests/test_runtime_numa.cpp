@@ -314,7 +314,7 @@ TEST(RuntimeNuma, TunedJsonIsWhatTheRuntimeRuns) {
   EXPECT_EQ(st.max_packed_heads, 2);
   EXPECT_THAT(threads_of(*rt), ElementsAre(1, 2));  // 2 per node, 3 in all: the tie to the GPU's node 1
   // Balanced over nodes of 1 and 2 threads: (0 + 1) / 2, then a tie at 1 (the lower node), then
-  // node 1. Auto would have taken that tie to the GPU's node 1, gpu_local all three.
+  // node 1. Auto would have taken that tie to the GPU's node 1.
   EXPECT_THAT(add(*rt, {1, 2, 3}), ElementsAre(1, 0, 1));
 
   // The same file through HGCA_CONFIG on this machine.

@@ -96,8 +96,10 @@ Status Topology::load(std::string source, const std::string& what, bool machine,
   // Without the OpenCL and GL plugins: to name a GPU's OS devices they start those libraries in
   // our process (OpenCL started pocl on the GPU machine, whose LLVM took SIGINT's handler: a Ctrl-C
   // of hgca-decode left its bar's line open; GL asks the X server). CUDA and NVML name it.
+#if HWLOC_API_VERSION >= 0x00020100  // hwloc 2.1
   hwloc_topology_set_components(t->topo_, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "opencl");
   hwloc_topology_set_components(t->topo_, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
+#endif
   // The machine as this process may use it: CPUs outside its binding (taskset, numactl) are not
   // counted, and a node left without any gets no threads (it stays a memory node).
   if (as_this_system || machine) {

@@ -180,7 +180,7 @@ struct PoolOptions {
   int threads = 0;           ///< total worker threads over all nodes; 0: every core
   int threads_per_node = 0;  ///< threads on each node; 0: every core of the node
   /// Nodes that win ties when `threads` is shared among the nodes (the GPU's: with fewer threads
-  /// than nodes, its node gets one).
+  /// than nodes of equal cores, its node gets one).
   std::vector<int> preferred_nodes;
   /// What oneTBB reports as its NUMA nodes; unset: tbb::info::numa_nodes(). Tests set it to play a
   /// oneTBB whose hwloc binding did not load ({-1}).

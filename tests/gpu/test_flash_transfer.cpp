@@ -263,10 +263,11 @@ TEST_P(FlashRoundTrip, EvictedThroughFlashD2HGatheredBackThroughFlashH2D) {
   struct Piece {
     const std::byte* src;
     std::vector<std::byte> bytes;
+    bool partial;  // a part of its block
   };
   const std::size_t head_row = static_cast<std::size_t>(c.d) * dtype_size(c.dtype);
   std::vector<Piece> pieces;
-  int64_t blocks = 0, partial = 0;
+  int64_t blocks = 0;
   for (std::size_t s = 0; s < stores.size(); ++s) {
     const SeqId id = ids[s / o.n_layers];
     const auto layer = static_cast<int32_t>(s % o.n_layers);
@@ -279,11 +280,10 @@ TEST_P(FlashRoundTrip, EvictedThroughFlashD2HGatheredBackThroughFlashH2D) {
         if (rng() % 2 == 0) {
           t0 = static_cast<int64_t>(rng() % c.block_tokens);
           t1 = t0 + 1 + static_cast<int64_t>(rng() % (c.block_tokens - t0));
-          partial += t1 - t0 < c.block_tokens;
         }
         for (int kv = 0; kv < 2; ++kv) {
           const auto& block = *st.store(head).blocks[b];
-          Piece piece{device_address((kv == 0 ? block.k() : block.v()) + t0 * head_row), {}};
+          Piece piece{device_address((kv == 0 ? block.k() : block.v()) + t0 * head_row), {}, t1 - t0 < c.block_tokens};
           ASSERT_NE(piece.src, nullptr) << "store memory is not registered with CUDA";
           for (int64_t t = t0; t < t1; ++t) {  // entry j of the store is token j of the history
             const int64_t j = static_cast<int64_t>(b) * c.block_tokens + t;
@@ -298,6 +298,7 @@ TEST_P(FlashRoundTrip, EvictedThroughFlashD2HGatheredBackThroughFlashH2D) {
   // A random list, as a step's context sets ask for: about three pieces in four, in shuffled order.
   std::shuffle(pieces.begin(), pieces.end(), rng);
   pieces.resize(pieces.size() * 3 / 4);
+  const auto partial = std::count_if(pieces.begin(), pieces.end(), [](const Piece& x) { return x.partial; });
   std::vector<gpu::H2DSpan> spans;
   std::vector<std::byte> want;
   for (const Piece& piece : pieces) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 
@@ -25,16 +26,22 @@ int slot_of(int sig) { return sig == SIGINT ? 0 : 1; }
 /// default action ends the process), so that the shell's prompt does not land on the bar. Not
 /// where the signal was ignored.
 void end_line_then_previous(int sig, siginfo_t* info, void* context) {
+  const int saved_errno = errno;  // the interrupted code's, if the previous handler returns
   if (bar_on_line.load()) (void)!::write(STDERR_FILENO, "\n", 1);
   const struct sigaction& prev = previous[slot_of(sig)];
-  if (prev.sa_flags & SA_SIGINFO) {
-    prev.sa_sigaction(sig, info, context);
-  } else if (prev.sa_handler != SIG_DFL) {  // not SIG_IGN: no handler of ours then
-    prev.sa_handler(sig);
-  } else {
+  if (prev.sa_handler == SIG_DFL) {  // (not SIG_IGN: no handler of ours then)
     std::signal(sig, SIG_DFL);
     std::raise(sig);
+  } else {
+    // As the kernel would have run it: a one-shot handler finds the default action restored.
+    if (prev.sa_flags & SA_RESETHAND) std::signal(sig, SIG_DFL);
+    if (prev.sa_flags & SA_SIGINFO) {
+      prev.sa_sigaction(sig, info, context);
+    } else {
+      prev.sa_handler(sig);
+    }
   }
+  errno = saved_errno;
 }
 
 void install_end_line_handlers() {
@@ -42,7 +49,7 @@ void install_end_line_handlers() {
     for (int sig : {SIGINT, SIGTERM}) {
       struct sigaction& prev = previous[slot_of(sig)];
       if (::sigaction(sig, nullptr, &prev) != 0) continue;
-      if (!(prev.sa_flags & SA_SIGINFO) && prev.sa_handler == SIG_IGN) continue;
+      if (prev.sa_handler == SIG_IGN) continue;  // (sa_handler and sa_sigaction share their storage)
       struct sigaction on{};
       on.sa_sigaction = end_line_then_previous;
       on.sa_flags = SA_SIGINFO;

@@ -34,7 +34,9 @@ struct StepInputs {
 class InputMaker {
  public:
   InputMaker(const Options& o, const SyntheticWorkload& w)
-      : o_(o), w_(w), topics_(static_cast<std::size_t>(o.n_layers) * static_cast<std::size_t>(o.n_kv_heads * o.head_dim)) {
+      : o_(o),
+        w_(w),
+        topics_(static_cast<std::size_t>(o.n_layers) * static_cast<std::size_t>(o.n_kv_heads * o.head_dim)) {
     std::mt19937_64 rng(w.seed);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     for (std::size_t t = 0; t < topics_.size(); t += static_cast<std::size_t>(o.head_dim)) {
@@ -75,7 +77,9 @@ class InputMaker {
   /// of keys along it too.
   void make_rows(int64_t step, int32_t layer, int64_t t0, int64_t t1, StepInputs& in) const {
     const int64_t Hq = o_.n_q_heads, Hkv = o_.n_kv_heads, D = o_.head_dim, group = Hq / Hkv, rows = t1 - t0;
-    std::seed_seq seed{w_.seed, static_cast<uint64_t>(step), static_cast<uint64_t>(layer), static_cast<uint64_t>(t0)};
+    // seed_seq keeps 32 bits of each value: the seed goes in as its two halves.
+    std::seed_seq seed{static_cast<uint32_t>(w_.seed), static_cast<uint32_t>(w_.seed >> 32),
+                       static_cast<uint32_t>(step), static_cast<uint32_t>(layer), static_cast<uint32_t>(t0)};
     std::mt19937_64 rng(seed);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
