@@ -24,12 +24,23 @@
 
 namespace {
 
+/// hgca-decode and the tests' preload module: this build's, or where the environment's
+/// HGCA_DECODE_EXE and HGCA_SIGINT_FIRST say (a copy of the programs run on another machine).
+const char* decode_exe() {
+  static const char* const exe = std::getenv("HGCA_DECODE_EXE") ? std::getenv("HGCA_DECODE_EXE") : HGCA_DECODE_EXE;
+  return exe;
+}
+const char* sigint_first() {
+  static const char* const module = std::getenv("HGCA_SIGINT_FIRST") ? std::getenv("HGCA_SIGINT_FIRST") : HGCA_SIGINT_FIRST;
+  return module;
+}
+
 using hgca::test::run;
 
 TEST(HgcaDecode, TinySyntheticRunPrintsItsJson) {
   int status = -1;
   // A 128-token window under a 192-token prompt: the store holds the rest.
-  const std::string text = run(std::string("HGCA_CONFIG= ") + HGCA_DECODE_EXE + " --backend host --layers 2 --window-blocks 2 --context 192"
+  const std::string text = run(std::string("HGCA_CONFIG= ") + decode_exe() + " --backend host --layers 2 --window-blocks 2 --context 192"
                                    " --chunk 64 --decode-steps 3 --threads 1 --json 2>/dev/null",
                                &status);
   ASSERT_EQ(status, 0) << text;
@@ -53,7 +64,7 @@ TEST(HgcaDecode, TinySyntheticRunPrintsItsJson) {
 TEST(HgcaDecode, ThreadsFollowTheProcessCpuBinding) {
   if (std::system("taskset -c 0 true >/dev/null 2>&1") != 0) GTEST_SKIP() << "no taskset here";
   int status = -1;
-  const std::string text = run(std::string("HGCA_CONFIG= taskset -c 0 ") + HGCA_DECODE_EXE +
+  const std::string text = run(std::string("HGCA_CONFIG= taskset -c 0 ") + decode_exe() +
                                    " --backend host --layers 1 --window-blocks 2 --context 64 --chunk 64"
                                    " --decode-steps 1 --json 2>/dev/null",
                                &status);
@@ -67,7 +78,7 @@ TEST(HgcaDecode, ThreadsFollowTheProcessCpuBinding) {
 TEST(HgcaDecode, NoDecodeStepsReportNoRate) {
   int status = -1;
   const std::string text =
-      run(std::string(HGCA_DECODE_EXE) + " --backend host --context 64 --decode-steps 0 --json 2>/dev/null", &status);
+      run(std::string(decode_exe()) + " --backend host --context 64 --decode-steps 0 --json 2>/dev/null", &status);
   ASSERT_EQ(status, 0) << text;
   const auto j = nlohmann::json::parse(text);
   EXPECT_TRUE(j.at("tokens_per_s").is_null()) << text;
@@ -79,7 +90,7 @@ TEST(HgcaDecode, NoDecodeStepsReportNoRate) {
 TEST(HgcaDecode, CudaFlagsWithoutAGpuAreNamed) {
   if (hgca::cuda_device_count() > 0) GTEST_SKIP() << "a usable GPU: --backend auto runs on it";
   int status = -1;
-  const std::string text = run(std::string(HGCA_DECODE_EXE) +
+  const std::string text = run(std::string(decode_exe()) +
                                    " --context 64 --decode-steps 1 --handoff poll --staging-mib 8 2>&1 >/dev/null",
                                &status);
   EXPECT_EQ(status, 0) << text;
@@ -92,7 +103,7 @@ TEST(HgcaDecode, BackendCudaWithoutAGpuIsSaid) {
   if (hgca::cuda_device_count() > 0) GTEST_SKIP() << "a usable GPU: --backend cuda runs on it";
   for (const char* wait : {"auto", "blocking"}) {
     int status = -1;
-    const std::string text = run(std::string(HGCA_DECODE_EXE) + " --backend cuda --cuda-wait " + wait +
+    const std::string text = run(std::string(decode_exe()) + " --backend cuda --cuda-wait " + wait +
                                      " --context 64 --decode-steps 1 2>&1 >/dev/null", &status);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << wait << ": " << text;
     // (A build without CUDA says that instead.)
@@ -136,33 +147,33 @@ TEST(HgcaDecode, ValuesItCannotUseAreRefusedByName) {
       {"--backend host --alpha 2", "(set by --alpha)"},
       {"--backend host --window-blocks 2147483647", "expected ≤ 2^24 tokens (set by --window-blocks and --block-tokens)"},
   };
-  hgca::test::expect_refused(HGCA_DECODE_EXE, cases);
+  hgca::test::expect_refused(decode_exe(), cases);
 }
 
 // Usage errors, CLI11's own included, share one form and exit status; --help is no error.
 TEST(HgcaDecode, UsageErrorsExitTwo) {
   for (const char* flags : {"--threads abc", "--no-such-flag", "--layers 2 --model /nonexistent.bin"}) {
     int status = -1;
-    const std::string text = hgca::test::run(std::string(HGCA_DECODE_EXE) + " " + flags + " 2>&1", &status);
+    const std::string text = hgca::test::run(std::string(decode_exe()) + " " + flags + " 2>&1", &status);
     ASSERT_TRUE(WIFEXITED(status)) << flags;
     EXPECT_EQ(WEXITSTATUS(status), 2) << flags << ": " << text;
     EXPECT_EQ(text.rfind("hgca-decode: error (usage): ", 0), 0u) << flags << ": " << text;
   }
   int status = -1;
-  hgca::test::run(std::string(HGCA_DECODE_EXE) + " --help", &status);
+  hgca::test::run(std::string(decode_exe()) + " --help", &status);
   EXPECT_EQ(status, 0);
   // Help that did not arrive is no success.
-  const std::string text = hgca::test::run(std::string(HGCA_DECODE_EXE) + " --help 2>&1 >/dev/full", &status);
+  const std::string text = hgca::test::run(std::string(decode_exe()) + " --help 2>&1 >/dev/full", &status);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << text;
   EXPECT_NE(text.find("writing the output to stdout failed"), std::string::npos) << text;
 }
 
-TEST(HgcaDecode, VersionIsTheHeadersVersion) { hgca::test::expect_version(HGCA_DECODE_EXE, "hgca-decode"); }
+TEST(HgcaDecode, VersionIsTheHeadersVersion) { hgca::test::expect_version(decode_exe(), "hgca-decode"); }
 
 TEST(HgcaDecode, OutputThatCannotBeWrittenFailsTheRun) {
   int status = -1;
   const std::string text = hgca::test::run(
-      std::string(HGCA_DECODE_EXE) + " --backend host --context 64 --decode-steps 1 --json 2>&1 >/dev/full", &status);
+      std::string(decode_exe()) + " --backend host --context 64 --decode-steps 1 --json 2>&1 >/dev/full", &status);
   EXPECT_NE(status, 0);
   EXPECT_NE(text.find("writing the output to stdout failed"), std::string::npos) << text;
 }
@@ -172,7 +183,7 @@ TEST(HgcaDecode, WhatHgcaConfigOverridesIsSaid) {
   const auto config = std::filesystem::temp_directory_path() / ("hgca_decode_config_" + std::to_string(::getpid()) + ".json");
   std::ofstream(config) << R"({"threads": 1, "kv_split_tokens": 512})";
   int status = -1;
-  const std::string text = run("HGCA_CONFIG=" + config.string() + " " + HGCA_DECODE_EXE +
+  const std::string text = run("HGCA_CONFIG=" + config.string() + " " + decode_exe() +
                                " --backend host --threads 2 --context 64 --decode-steps 2 --json 2>&1 >/dev/null", &status);
   std::filesystem::remove(config);
   EXPECT_EQ(status, 0) << text;
@@ -180,7 +191,7 @@ TEST(HgcaDecode, WhatHgcaConfigOverridesIsSaid) {
       << text;
   // --json says what ran and which file set it.
   std::ofstream(config) << R"({"threads": 1, "kv_split_tokens": 512})";
-  const std::string json_text = run("HGCA_CONFIG=" + config.string() + " " + HGCA_DECODE_EXE +
+  const std::string json_text = run("HGCA_CONFIG=" + config.string() + " " + decode_exe() +
                                     " --backend host --context 64 --decode-steps 2 --json 2>/dev/null", &status);
   std::filesystem::remove(config);
   ASSERT_EQ(status, 0) << json_text;
@@ -194,7 +205,7 @@ TEST(HgcaDecode, WhatHgcaConfigOverridesIsSaid) {
 TEST(HgcaDecode, ConfigFlagYieldsToTheFlagsGiven) {
   const auto config = std::filesystem::temp_directory_path() / ("hgca_decode_flag_config_" + std::to_string(::getpid()) + ".json");
   std::ofstream(config) << R"({"threads": 1, "kv_split_tokens": 512})";
-  const std::string base = std::string("HGCA_CONFIG= ") + HGCA_DECODE_EXE + " --backend host --context 64 --decode-steps 1 --json --config " + config.string();
+  const std::string base = std::string("HGCA_CONFIG= ") + decode_exe() + " --backend host --context 64 --decode-steps 1 --json --config " + config.string();
   int status = -1;
   std::string text = run(base + " 2>/dev/null", &status);
   ASSERT_EQ(status, 0) << text;
@@ -239,7 +250,7 @@ Interrupted interrupt_mid_prefill(const char* preload) {
   std::vector<char*> envp;
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
-  const char* argv[] = {HGCA_DECODE_EXE, "--backend", "host", "--context", "1000000", "--chunk", "64",
+  const char* argv[] = {decode_exe(), "--backend", "host", "--context", "1000000", "--chunk", "64",
                         "--decode-steps", "0", nullptr};
   int master = -1;
   const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
@@ -248,7 +259,7 @@ Interrupted interrupt_mid_prefill(const char* preload) {
     return r;
   }
   if (pid == 0) {  // on the terminal: a run long enough to be interrupted mid-prefill
-    ::execve(HGCA_DECODE_EXE, const_cast<char* const*>(argv), envp.data());
+    ::execve(decode_exe(), const_cast<char* const*>(argv), envp.data());
     ::_exit(127);
   }
   bool interrupted = false;
@@ -284,7 +295,7 @@ TEST(HgcaDecode, InterruptEndsTheProgressLine) {
 // A library's SIGINT handler, there before the bar (on the GPU machine LLVM's, which hwloc's OpenCL
 // plugin loaded through pocl: the line was left open), still runs, after the line is ended.
 TEST(HgcaDecode, InterruptEndsTheProgressLineBeforeALibrarysHandler) {
-  const Interrupted r = interrupt_mid_prefill(HGCA_SIGINT_FIRST);
+  const Interrupted r = interrupt_mid_prefill(sigint_first());
   EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 3) << "status " << r.status << ":\n" << r.seen;
   const std::size_t bar = r.seen.rfind("] ");
   ASSERT_NE(bar, std::string::npos) << r.seen;
@@ -300,10 +311,10 @@ TEST(HgcaDecode, AStderrThatCannotBeWrittenDoesNotEndTheRun) {
     int status = -1;
     // Without --json: its progress lines go to stderr.
     std::string text = hgca::test::run(
-        std::string(HGCA_DECODE_EXE) + " --backend host --context 64 --decode-steps 2 " + redirect, &status);
+        std::string(decode_exe()) + " --backend host --context 64 --decode-steps 2 " + redirect, &status);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << redirect << ": status " << status;
     EXPECT_NE(text.find("time between tokens"), std::string::npos) << redirect << ": " << text;
-    text = hgca::test::run(std::string(HGCA_DECODE_EXE) + " --threads abc " + redirect, &status);
+    text = hgca::test::run(std::string(decode_exe()) + " --threads abc " + redirect, &status);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << redirect << ": status " << status;
   }
 }
@@ -316,7 +327,7 @@ std::string stories_dir() { return hgca::test::data_dir("HGCA_SHARED_DIR", HGCA_
 TEST(HgcaDecode, StepsShorterThanThePromptAreReported) {
   const std::string dir = stories_dir();
   if (!std::filesystem::exists(dir + "/stories260K.bin")) GTEST_SKIP() << "stories260K not found under " << dir;
-  const std::string cmd = std::string(HGCA_DECODE_EXE) + " --backend host --model " + dir + "/stories260K.bin --tokenizer " +
+  const std::string cmd = std::string(decode_exe()) + " --backend host --model " + dir + "/stories260K.bin --tokenizer " +
                           dir + "/tok512.bin --prompt 'Once upon a time there was' --steps ";
   int status = -1;
   std::string text = run(cmd + "2 2>&1", &status);
@@ -343,7 +354,7 @@ TEST(HgcaDecode, AHeadSizeTheRuntimeCannotTakeIsTheCheckpoints) {
     out.write(reinterpret_cast<const char*>(zeros.data()), static_cast<std::streamsize>(zeros.size() * sizeof(float)));
   }
   int status = -1;
-  const std::string text = run(std::string(HGCA_DECODE_EXE) + " --backend host --model " + path.string() +
+  const std::string text = run(std::string(decode_exe()) + " --backend host --model " + path.string() +
                                    " --tokenizer " + dir + "/tok512.bin --steps 2 2>&1", &status);
   std::filesystem::remove(path);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << text;
