@@ -59,6 +59,23 @@ TEST(HgcaDecode, TinySyntheticRunPrintsItsJson) {
   EXPECT_TRUE(j.at("config").is_null());
 }
 
+// The same run on the CUDA backend where a GPU is usable (its inputs go to device buffers: a change
+// that sized them before the inputs existed crashed there only, stop 48's call 12).
+TEST(HgcaDecode, TinySyntheticRunOnTheGpu) {
+  if (hgca::cuda_device_count() <= 0) GTEST_SKIP() << "no usable GPU: the CUDA backend's run is checked where one is";
+  int status = -1;
+  const std::string text = run(std::string("HGCA_CONFIG= ") + decode_exe() + " --backend cuda --layers 2 --window-blocks 2 --context 192"
+                                   " --chunk 64 --decode-steps 3 --json 2>/dev/null",
+                               &status);
+  ASSERT_EQ(status, 0) << text;
+  const auto j = nlohmann::json::parse(text);
+  EXPECT_EQ(j.at("backend"), "cuda");
+  EXPECT_EQ(j.at("tbt_ms").size(), 3u);
+  EXPECT_EQ(j.at("prefill_steps"), 3);
+  EXPECT_GT(j.at("tokens_per_s").get<double>(), 0.0);
+  EXPECT_GT(j.at("store_memory").at("used_bytes").get<int64_t>(), 0);
+}
+
 // Under taskset the pool counts the CPUs the process may run on, not the machine's: one CPU allowed,
 // one thread (it counted every core: threads that could not run, and cpu_stats said they did).
 TEST(HgcaDecode, ThreadsFollowTheProcessCpuBinding) {
